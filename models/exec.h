@@ -1,0 +1,112 @@
+// The request protocol between simulated code paths and whoever drives them.
+//
+// Allocator and workload paths never see the engine. Where kernel code would take a lock, touch
+// a cache line another CPU can touch, or spend CPU time, a path calls its Exec:
+//
+//   exec.spend(t)                 CPU-private work: advances this CPU's clock, never suspends
+//   co_await exec.read(line)      a load of a shared line
+//   co_await exec.write(line)     a store / locked RMW of a shared line (cmpxchg, atomic add)
+//   co_await exec.lock(l)         queued spinlock (spin_lock / spin_lock_irqsave)
+//   co_await exec.trylock(l)      -> bool
+//   co_await exec.unlock(l)
+//   co_await exec.down_write(s)   sleeping read-write lock (mmap_lock); down_read/up_*
+//
+// The driver decides when each request is granted and what it costs: sim::Cpu prices it under
+// the contention model in global simulated-time order; a trivial driver grants everything at
+// once (tests, native benchmarks). Shared objects are registered with a Shared registry when
+// the model builds its structures (a node's list_lock is homed on that node).
+#pragma once
+#include <coroutine>
+#include <cstdint>
+#include <string_view>
+
+#include "models/time.h"
+
+namespace slubsim {
+
+struct LineId {
+  std::uint32_t v = UINT32_MAX;
+};
+struct SpinLockId {
+  std::uint32_t v = UINT32_MAX;
+};
+struct RwsemId {
+  std::uint32_t v = UINT32_MAX;
+};
+
+enum class Req : std::uint8_t {
+  Read,
+  Write,
+  SpinLock,
+  SpinTrylock,
+  SpinUnlock,
+  DownRead,
+  DownWrite,
+  UpRead,
+  UpWrite,
+};
+
+struct Request {
+  Req kind;
+  std::uint32_t id;
+};
+
+// Registry of shared objects, implemented by the driver.
+class Shared {
+ public:
+  virtual ~Shared() = default;
+  // A cache line whose memory lives on home_node; cls names it in reports.
+  virtual LineId new_line(std::string_view cls, int home_node) = 0;
+  // A queued spinlock homed on home_node. lock_stat reports it as <cls>.<instance>.
+  virtual SpinLockId new_spinlock(std::string_view cls, std::string_view instance,
+                                  int home_node) = 0;
+  virtual RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node) = 0;
+  // The line holding the lock word: data placed on it (nr_partial, the list head in
+  // kmem_cache_node; the barn counters) moves together with the lock.
+  virtual LineId lock_line(SpinLockId l) const = 0;
+};
+
+class Exec {
+ public:
+  virtual ~Exec() = default;
+
+  int cpu() const noexcept { return cpu_; }
+  int node() const noexcept { return node_; }
+  Time now() const noexcept { return now_; }
+
+  // CPU-private work. Scaled by the driver's private-work factor (an SMT sibling busy too).
+  void spend(Time t) noexcept { now_ += t * private_scale_permille_ / 1000; }
+
+  struct Awaiter {
+    Exec* exec;
+    Request req;
+    bool await_ready() { return exec->begin(req); }
+    void await_suspend(std::coroutine_handle<> h) { exec->park(h); }
+    bool await_resume() const noexcept { return exec->result_; }
+  };
+
+  Awaiter read(LineId l) { return {this, {Req::Read, l.v}}; }
+  Awaiter write(LineId l) { return {this, {Req::Write, l.v}}; }
+  Awaiter lock(SpinLockId l) { return {this, {Req::SpinLock, l.v}}; }
+  Awaiter trylock(SpinLockId l) { return {this, {Req::SpinTrylock, l.v}}; }
+  Awaiter unlock(SpinLockId l) { return {this, {Req::SpinUnlock, l.v}}; }
+  Awaiter down_read(RwsemId s) { return {this, {Req::DownRead, s.v}}; }
+  Awaiter down_write(RwsemId s) { return {this, {Req::DownWrite, s.v}}; }
+  Awaiter up_read(RwsemId s) { return {this, {Req::UpRead, s.v}}; }
+  Awaiter up_write(RwsemId s) { return {this, {Req::UpWrite, s.v}}; }
+
+ protected:
+  Exec(int cpu, int node) : cpu_(cpu), node_(node) {}
+  // Try to grant req now. True: granted inline (now_ and result_ updated); the path goes on.
+  virtual bool begin(const Request& req) = 0;
+  // begin() returned false: the path is suspended at h until the driver resumes it.
+  virtual void park(std::coroutine_handle<> h) = 0;
+
+  int cpu_;
+  int node_;
+  Time now_ = 0;
+  std::int64_t private_scale_permille_ = 1000;
+  bool result_ = true;
+};
+
+}  // namespace slubsim

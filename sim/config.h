@@ -1,0 +1,87 @@
+// Reading configs at the edge: JSON files into plain structs, with errors that name the file
+// and the field. Models never read files.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/time.h"
+
+namespace slubsim {
+
+using json = nlohmann::ordered_json;
+
+// Bad input. main() prints "slubsim: error: FILE: FIELD: MESSAGE" and exits with code 2.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, std::string field, const std::string& message);
+  const std::string& file() const { return file_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string file_;
+  std::string field_;
+};
+
+// A JSON value together with the file it came from and its path inside it.
+class JsonView {
+ public:
+  JsonView(const json& j, std::string file, std::string path = "")
+      : j_(&j), file_(std::move(file)), path_(std::move(path)) {}
+
+  const json& raw() const { return *j_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+  bool has(std::string_view key) const;
+  JsonView at(std::string_view key) const;  // required member
+  std::optional<JsonView> find(std::string_view key) const;
+  JsonView at(std::size_t i) const;
+  std::size_t size() const;  // array length (error if not an array)
+  std::vector<std::string> keys() const;  // object keys in file order (error if not an object)
+
+  std::string str() const;
+  double number() const;
+  double positive_number() const;  // > 0 and finite
+  std::int64_t integer() const;
+  std::int64_t integer_in(std::int64_t lo, std::int64_t hi) const;
+  bool boolean() const;
+  // {"value": x, "source": "..."}: a sourced figure; returns value, checks source is non-empty.
+  double sourced_value() const;
+  // The same shape with a value of any type: checks the source and returns the value's view.
+  JsonView sourced_value_any() const;
+  // A time given in nanoseconds: a number or a sourced figure.
+  Time time_ns() const;
+
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  std::string child(std::string_view key) const;
+  const json* j_;
+  std::string file_;
+  std::string path_;
+};
+
+// Parse a JSON file; a missing file or a syntax error is a ConfigError naming the file.
+json load_json_file(const std::string& path);
+
+// One --set KEY=VALUE (KEY like "costs.qspinlock.handoff_alpha"): the part after the first dot
+// is a path into the config document named by the first part.
+struct Override {
+  std::string domain;  // topology, costs, workload, kernel
+  std::string path;    // dotted path inside it
+  std::string value;   // as typed
+  std::string text;    // the whole KEY=VALUE, for messages
+};
+Override parse_override(const std::string& text);
+// Apply the overrides for `domain` to doc. A missing path is a ConfigError naming the key.
+// A target that is a sourced figure ({"value", "source"}) gets its value replaced.
+void apply_overrides(json& doc, const std::vector<Override>& overrides, const std::string& domain);
+
+// "20ms", "1.5s", "500us", "100ns", "250ps" to simulated time. Throws ConfigError(field).
+Time parse_duration(const std::string& text, const std::string& field);
+
+}  // namespace slubsim

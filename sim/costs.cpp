@@ -1,0 +1,21 @@
+#include "sim/costs.h"
+
+namespace slubsim {
+
+Costs parse_costs(const json& doc, const std::string& file) {
+  JsonView root(doc, file);
+  if (!doc.is_object()) root.fail("a cost model is a JSON object");
+  Costs c;
+  c.name = root.at("name").str();
+  root.at("source").str();
+  c.atomic_local = root.at("atomic_local_ns").time_ns();
+  c.cache_hit = root.at("cache_hit_ns").time_ns();
+  auto q = root.at("qspinlock");
+  auto alpha = q.at("handoff_alpha");
+  c.handoff_alpha = alpha.sourced_value();
+  if (c.handoff_alpha < 0 || c.handoff_alpha > 10) alpha.at("value").fail("must be between 0 and 10");
+  c.rwsem_wakeup = root.at("rwsem").at("wakeup_ns").time_ns();
+  return c;
+}
+
+}  // namespace slubsim

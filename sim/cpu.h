@@ -1,0 +1,67 @@
+// A simulated CPU: the Exec that the paths of the task running on it call, and the Process the
+// engine wakes.
+//
+// Run ahead, sync at sharing: spend() only moves this CPU's clock. A request for shared state
+// is granted inline when nothing in the event queue is due before this CPU's clock; otherwise
+// the CPU queues itself at its clock and the request is granted when that event fires, so
+// shared accesses happen in global time order. A CPU waiting for a lock is parked until the
+// World hands the lock over.
+#pragma once
+#include <coroutine>
+#include <optional>
+
+#include "models/co.h"
+#include "models/exec.h"
+#include "sim/engine.h"
+#include "sim/world.h"
+
+namespace slubsim {
+
+class Cpu final : public Exec, public Process {
+ public:
+  Cpu(int cpu, int node, Engine& engine, World& world) : Exec(cpu, node), engine_(engine), world_(world) {}
+
+  // Private work runs slower by `factor` (an SMT sibling also runs a task).
+  void set_private_work_factor(double factor) {
+    private_scale_permille_ = static_cast<std::int64_t>(factor * 1000.0 + 0.5);
+  }
+
+  // Start the task at time t (its root coroutine).
+  void start(Co<void> root, Time t);
+  bool finished() const { return root_ && root_->done(); }
+  bool parked_on_lock() const { return state_ == State::Waiting; }
+
+  // Called by the World when it hands a lock to this CPU at `at`.
+  void grant(Time at, bool result);
+
+  // Time this CPU slept (idle) inside the window.
+  Time idle() const { return idle_; }
+  void set_window(Time begin, Time end) {
+    win_begin_ = begin;
+    win_end_ = end;
+  }
+
+  void fire() override;
+
+ protected:
+  bool begin(const Request& req) override;
+  void park(std::coroutine_handle<> h) override;
+
+ private:
+  enum class State { Running, Syncing, Waiting, Granted, Starting };
+  bool process(const Request& req);
+  void resume();
+
+  Engine& engine_;
+  World& world_;
+  std::optional<Co<void>> root_;
+  std::coroutine_handle<> handle_;
+  Request pending_{Req::Read, 0};
+  State state_ = State::Running;
+  bool sleeping_ = false;
+  Time wait_since_ = 0;
+  Time idle_ = 0;
+  Time win_begin_ = 0, win_end_ = kForever;
+};
+
+}  // namespace slubsim

@@ -1,0 +1,56 @@
+// The discrete-event engine: a clock and a queue of (time, sequence, process) events.
+//
+// Few concepts, as in SimPy: the Engine owns time; a Process is anything that can be woken at
+// a time. Order is total and stable: earlier time first, then earlier scheduling. CPUs run
+// ahead on their own clocks and only enter the queue when they touch shared state
+// (sim/cpu.h), so the queue holds at most one event per CPU plus timers.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/time.h"
+
+namespace slubsim {
+
+class Process {
+ public:
+  virtual ~Process() = default;
+  virtual void fire() = 0;
+};
+
+class Engine {
+ public:
+  Time now() const noexcept { return now_; }
+  std::uint64_t events() const noexcept { return events_; }
+
+  void schedule(Time t, Process* p);
+  // True if a process whose clock reads t may act now: nothing queued is due before or at t
+  // (a tie goes to what was queued first).
+  bool may_act_at(Time t) const noexcept { return heap_.empty() || t < heap_.front().t; }
+  // Move the clock to t (t >= now) for an access made without queueing.
+  void advance(Time t) noexcept { now_ = t; }
+  bool empty() const noexcept { return heap_.empty(); }
+
+  // Fire the next event. False if there is none.
+  bool step();
+  void run() {
+    while (step()) {
+    }
+  }
+
+ private:
+  struct Event {
+    Time t;
+    std::uint64_t seq;
+    Process* p;
+  };
+  static bool later(const Event& a, const Event& b) {
+    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  }
+  std::vector<Event> heap_;
+  Time now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t events_ = 0;
+};
+
+}  // namespace slubsim

@@ -1,0 +1,254 @@
+#include "sim/job.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+#include <thread>
+
+#include "sim/topology.h"
+#include "sim/workload_json.h"
+
+#ifndef SLUBSIM_SOURCE_DIR
+#define SLUBSIM_SOURCE_DIR "."
+#endif
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+std::string default_home() {
+  if (const char* env = std::getenv("SLUBSIM_HOME"); env && *env) return env;
+  return SLUBSIM_SOURCE_DIR;
+}
+
+std::string resolve_config(const std::string& home, const std::string& dir,
+                           const std::string& name_or_file, const std::string& option) {
+  if (name_or_file.empty()) throw ConfigError("command line", option, "must not be empty");
+  bool is_path = name_or_file.find('/') != std::string::npos ||
+                 (name_or_file.size() > 5 &&
+                  name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0);
+  if (is_path) {
+    if (!fs::is_regular_file(name_or_file))
+      throw ConfigError(name_or_file, option, "no such file");
+    return name_or_file;
+  }
+  fs::path p = fs::path(home) / dir / (name_or_file + ".json");
+  if (!fs::is_regular_file(p)) {
+    std::vector<std::string> known;
+    if (fs::is_directory(fs::path(home) / dir))
+      for (const auto& e : fs::directory_iterator(fs::path(home) / dir))
+        if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
+    std::sort(known.begin(), known.end());
+    throw ConfigError(p.string(), option,
+                      fmt::format("unknown preset '{}'; known: {}", name_or_file,
+                                  known.empty() ? "(none)" : fmt::format("{}", fmt::join(known, ", "))));
+  }
+  return p.string();
+}
+
+std::vector<int> parse_nr_task(const std::string& text, int nr_cpus) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool pct = !item.empty() && item.back() == '%';
+    std::string num = pct ? item.substr(0, item.size() - 1) : item;
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 6)
+      throw ConfigError("command line", "--nr-task",
+                        fmt::format("'{}' is not a task count (N or P%)", item));
+    long v = std::stol(num);
+    // params/nr_threads: N% is int(N * nr_cpu / 100).
+    long n = pct ? v * nr_cpus / 100 : v;
+    if (n < 1 || n > nr_cpus)
+      throw ConfigError("command line", "--nr-task",
+                        fmt::format("'{}' gives {} tasks; the machine has {} CPUs (1 to {} allowed)",
+                                    item, n, nr_cpus, nr_cpus));
+    out.push_back(static_cast<int>(n));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
+  // A list of plain numbers is a sweep; CACHE=N items combine into one setting.
+  std::vector<CapacitySetting> out;
+  if (text.empty()) return {CapacitySetting{}};
+  CapacitySetting named;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto eq = item.find('=');
+    std::string cache = eq == std::string::npos ? "" : item.substr(0, eq);
+    std::string num = eq == std::string::npos ? item : item.substr(eq + 1);
+    if (eq != std::string::npos && cache.empty())
+      throw ConfigError("command line", "--sheaf-capacity", fmt::format("'{}' names no cache", item));
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 5)
+      throw ConfigError("command line", "--sheaf-capacity",
+                        fmt::format("'{}' is not a capacity ([CACHE=]N)", item));
+    int n = std::stoi(num);
+    if (n < 1 || n > 4096)
+      throw ConfigError("command line", "--sheaf-capacity",
+                        fmt::format("capacity {} must be between 1 and 4096", n));
+    if (cache.empty()) {
+      out.push_back({fmt::format("{}", n), {{"", n}}});
+    } else {
+      if (!named.text.empty()) named.text += ",";
+      named.text += item;
+      named.per_cache.emplace_back(cache, n);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (!named.text.empty()) {
+    if (!out.empty())
+      throw ConfigError("command line", "--sheaf-capacity",
+                        "mix either plain capacities (a sweep) or CACHE=N settings, not both");
+    out.push_back(named);
+  }
+  return out;
+}
+
+namespace {
+
+json load_with_overrides(const std::string& file, const std::vector<Override>& overrides,
+                         const std::string& domain) {
+  json doc = load_json_file(file);
+  apply_overrides(doc, overrides, domain);
+  return doc;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Job resolve_job(const JobRequest& req) {
+  Job job;
+  job.request = req;
+  std::vector<Override> overrides;
+  for (const auto& s : req.sets) overrides.push_back(parse_override(s));
+
+  if (req.mode == "process") job.mode = Mode::Process;
+  else if (req.mode == "thread") job.mode = Mode::Thread;
+  else throw ConfigError("command line", "--mode", fmt::format("'{}' is not process or thread", req.mode));
+  if (req.runs < 1 || req.runs > 1000)
+    throw ConfigError("command line", "--runs", "must be between 1 and 1000");
+  if (req.jobs < 0 || req.jobs > 1024)
+    throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  job.duration = parse_duration(req.duration, "--duration");
+  job.warmup = req.warmup == "0" ? 0 : parse_duration(req.warmup, "--warmup");
+  if (job.duration + job.warmup > 3600 * kSec)
+    throw ConfigError("command line", "--duration", "warm-up plus duration must stay under an hour of simulated time");
+
+  auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
+  job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
+  auto costs_file = resolve_config(req.home, "configs/costs", req.costs, "--costs");
+  job.costs = parse_costs(load_with_overrides(costs_file, overrides, "costs"), costs_file);
+  auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
+  job.program = parse_workload(load_with_overrides(wl_file, overrides, "workload"), wl_file);
+  job.nr_tasks = parse_nr_task(req.nr_task, job.machine.nr_cpus);
+
+  auto capacities = parse_sheaf_capacity(req.sheaf_capacity);
+  for (const auto& kname : split_list(req.kernel)) {
+    auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
+    Kernel k = parse_kernel(load_with_overrides(kfile, overrides, "kernel"), kfile);
+    for (const auto& cap : capacities) {
+      Variant v{k, cap, k.name};
+      if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
+      job.variants.push_back(v);
+    }
+  }
+  return job;
+}
+
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress) {
+  struct Unit {
+    std::size_t variant, run, row;
+  };
+  std::vector<Unit> units;
+  for (std::size_t v = 0; v < job.variants.size(); ++v)
+    for (int r = 0; r < job.request.runs; ++r)
+      for (std::size_t row = 0; row < job.nr_tasks.size(); ++row)
+        units.push_back({v, static_cast<std::size_t>(r), row});
+
+  JobResult out;
+  out.runs.assign(job.variants.size(),
+                  std::vector<std::vector<RunResult>>(job.request.runs,
+                                                      std::vector<RunResult>(job.nr_tasks.size())));
+  std::vector<double> wall(units.size(), 0);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> finished{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto t0 = std::chrono::steady_clock::now();
+
+  auto worker = [&]() {
+    while (true) {
+      std::size_t i = next++;
+      if (i >= units.size()) return;
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (error) return;
+      }
+      const Unit& u = units[i];
+      RunSpec spec;
+      spec.machine = &job.machine;
+      spec.costs = &job.costs;
+      spec.program = &job.program;
+      spec.kernel = &job.variants[u.variant].kernel;
+      spec.mode = job.mode;
+      spec.nr_task = job.nr_tasks[u.row];
+      // Each run of a job has its own seed; rows and variants of one run share it.
+      spec.seed = job.request.seed + u.run;
+      spec.warmup = job.warmup;
+      spec.duration = job.duration;
+      auto s0 = std::chrono::steady_clock::now();
+      try {
+        out.runs[u.variant][u.run][u.row] = simulate(spec);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+      wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+      std::size_t done = ++finished;
+      if (progress) {
+        std::lock_guard<std::mutex> g(mu);
+        const auto& r = out.runs[u.variant][u.run][u.row];
+        progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", done, units.size(),
+                             job.variants[u.variant].label, spec.nr_task, u.run + 1, r.ops_per_sec,
+                             wall[i]));
+      }
+    }
+  };
+  int threads = job.request.jobs > 0 ? job.request.jobs
+                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min<int>(threads, static_cast<int>(units.size()));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  out.wall_seconds.assign(job.variants.size(), 0);
+  for (std::size_t i = 0; i < units.size(); ++i) out.wall_seconds[units[i].variant] += wall[i];
+  out.wall_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace slubsim

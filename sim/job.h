@@ -1,0 +1,83 @@
+// A job: everything one invocation of `slubsim run` asks for, resolved and validated before
+// anything runs. Axes that multiply into separate results (kernel, sheaf capacity) make
+// "variants"; task counts are rows of one result, as in one will-it-scale job; runs repeat.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/costs.h"
+#include "sim/kernel.h"
+#include "sim/machine.h"
+#include "sim/runner.h"
+#include "workloads/program.h"
+
+namespace slubsim {
+
+// What the command line says, before files are read.
+struct JobRequest {
+  std::string topology = "amd-turin-2s-512t";
+  std::string workload = "lock-standin";
+  std::string costs = "default";
+  std::string mode = "process";
+  std::string nr_task = "1,25%,50%,100%";
+  std::string kernel = "v6.17";
+  std::string sheaf_capacity;  // "" = the kernel's own
+  std::vector<std::string> sets;
+  int runs = 1;
+  std::uint64_t seed = 1;
+  std::string duration = "10ms";
+  std::string warmup = "2ms";
+  int jobs = 0;  // 0 = one per host CPU
+  std::string home;  // where configs/ and workloads/ are
+};
+
+// One value of the --sheaf-capacity axis: "64" (every sheaf cache) or "maple_node=64,...".
+struct CapacitySetting {
+  std::string text;                                     // as given, "" = kernel default
+  std::vector<std::pair<std::string, int>> per_cache;   // cache "" = every sheaf cache
+};
+
+struct Variant {
+  Kernel kernel;
+  CapacitySetting capacity;
+  std::string label;  // kernel, plus the capacity when one is set
+};
+
+struct Job {
+  JobRequest request;
+  Machine machine;
+  Costs costs;
+  Program program;
+  Mode mode = Mode::Process;
+  std::vector<int> nr_tasks;
+  std::vector<Variant> variants;
+  Time duration = 0, warmup = 0;
+};
+
+// Read and check every input. Throws ConfigError on the first problem.
+Job resolve_job(const JobRequest& req);
+
+// Results of a job: [variant][run][row].
+struct JobResult {
+  std::vector<std::vector<std::vector<RunResult>>> runs;
+  std::vector<double> wall_seconds;  // per variant, summed over its simulations
+  double wall_total = 0;
+};
+
+// Run every simulation of the job on `jobs` host threads. Output is independent of `jobs`.
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress);
+
+// Parsing helpers, exposed for tests.
+std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);
+std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text);
+
+// Find configs: NAME resolves to <home>/<dir>/NAME.json; anything with a '/' or ending in
+// .json is a path.
+std::string resolve_config(const std::string& home, const std::string& dir,
+                           const std::string& name_or_file, const std::string& option);
+std::string default_home();
+
+}  // namespace slubsim

@@ -1,0 +1,126 @@
+// slubsim command line.
+//
+//   slubsim                 the embedded default job, printed as a table
+//   slubsim run [OPTIONS]   a job; lkp JSON to stdout, or to --out DIR
+//   slubsim --help
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fmt/format.h>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/job.h"
+#include "sim/report.h"
+
+namespace po = boost::program_options;
+using namespace slubsim;
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
+
+Usage:
+  slubsim                  run the embedded default job and print a table
+  slubsim run [OPTIONS]    run a job; lkp-format stats JSON to stdout, or files to --out DIR
+  slubsim --help
+
+Examples:
+  slubsim run --topology amd-epyc-2s-192c-4n --workload lock-standin --nr-task 1,96,192
+  slubsim run --topology intel-gnr-2s-344t-4n --nr-task 25%,50%,100% --runs 3 --out results/x
+  slubsim run --topology small-2s-8c --set costs.qspinlock.handoff_alpha=2 --table
+)";
+
+po::options_description run_options(JobRequest& r, std::string& out, bool& table, bool& quiet) {
+  po::options_description d("Options of 'slubsim run'");
+  d.add_options()
+      ("help,h", "this text")
+      ("topology", po::value(&r.topology)->default_value(r.topology),
+       "machine: a preset NAME (configs/topologies/NAME.json) or a FILE; e.g. --topology small-2s-8c")
+      ("workload", po::value(&r.workload)->default_value(r.workload),
+       "program each task runs: NAME (workloads/NAME.json) or FILE; e.g. --workload rwsem-standin")
+      ("mode", po::value(&r.mode)->default_value(r.mode),
+       "process (private mm per task) or thread (one shared mm); e.g. --mode thread")
+      ("nr-task", po::value(&r.nr_task)->default_value(r.nr_task),
+       "task counts, one result row each: N or P% of logical CPUs; e.g. --nr-task 1,8,64 or 25%,50%,100%")
+      ("kernel", po::value(&r.kernel)->default_value(r.kernel),
+       "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0")
+      ("sheaf-capacity", po::value(&r.sheaf_capacity),
+       "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep; e.g. --sheaf-capacity maple_node=64 or 32,64,128")
+      ("set", po::value(&r.sets)->composing(),
+       "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30")
+      ("costs", po::value(&r.costs)->default_value(r.costs),
+       "cost model: NAME (configs/costs/NAME.json) or FILE")
+      ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
+      ("seed", po::value(&r.seed)->default_value(r.seed), "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
+      ("duration", po::value(&r.duration)->default_value(r.duration),
+       "measured window in simulated time (s, ms, us, ns); e.g. --duration 20ms")
+      ("warmup", po::value(&r.warmup)->default_value(r.warmup),
+       "simulated warm-up before the window (0 for none); e.g. --warmup 5ms")
+      ("out", po::value(&out),
+       "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several); e.g. --out results/run1")
+      ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
+      ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
+      ("quiet", po::bool_switch(&quiet), "no progress lines on stderr")
+      ("home", po::value(&r.home)->default_value(r.home),
+       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
+  return d;
+}
+
+int run(const std::vector<std::string>& args, bool default_job) {
+  JobRequest req;
+  req.home = default_home();
+  std::string out;
+  bool table = default_job, quiet = false;
+  auto desc = run_options(req, out, table, quiet);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim run --help)\n";
+    return kExitBadInput;
+  }
+  if (default_job) table = true;
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << desc << "\n";
+    return 0;
+  }
+  Job job = resolve_job(req);
+  auto progress = [&](const std::string& line) {
+    if (!quiet) std::cerr << "slubsim: " << line << "\n";
+  };
+  JobResult result = run_job(job, progress);
+  if (!out.empty()) write_results(out, job, result);
+  if (table)
+    std::cout << format_table(job, result);
+  else if (out.empty())
+    std::cout << stdout_stats(job, result).dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) return run({"--quiet"}, true);
+    if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      std::cout << kUsage << "\nRun 'slubsim run --help' for every option.\n";
+      return 0;
+    }
+    if (args[0] == "run") return run({args.begin() + 1, args.end()}, false);
+    std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'\n{}", args[0], kUsage);
+    return kExitBadInput;
+  } catch (const ConfigError& e) {
+    std::cerr << fmt::format("slubsim: error: {}: {}{}\n", e.file(),
+                             e.field().empty() ? "" : e.field() + ": ", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "slubsim: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,220 @@
+#include "sim/report.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double round_to(double v, double digits) {
+  double s = std::pow(10.0, digits);
+  return std::round(v * s) / s;
+}
+
+double us(Time t) { return round_to(to_us(t), 3); }
+
+void put_lock_stat(json& out, const std::string& prefix, const LockStat& s) {
+  out[prefix + ".con-bounces"] = s.con_bounces;
+  out[prefix + ".contentions"] = s.contentions;
+  out[prefix + ".waittime-min"] = s.contentions ? us(s.wait_min) : 0.0;
+  out[prefix + ".waittime-max"] = us(s.wait_max);
+  out[prefix + ".waittime-total"] = us(s.wait_total);
+  out[prefix + ".waittime-avg"] = s.contentions ? us(s.wait_total / static_cast<Time>(s.contentions)) : 0.0;
+  out[prefix + ".acq-bounces"] = s.acq_bounces;
+  out[prefix + ".acquisitions"] = s.acquisitions;
+  out[prefix + ".holdtime-min"] = s.acquisitions ? us(s.hold_min) : 0.0;
+  out[prefix + ".holdtime-max"] = us(s.hold_max);
+  out[prefix + ".holdtime-total"] = us(s.hold_total);
+  out[prefix + ".holdtime-avg"] =
+      s.acquisitions ? us(s.hold_total / static_cast<Time>(s.acquisitions)) : 0.0;
+}
+
+bool is_zero(const json& v) {
+  return (v.is_number_integer() && v.get<std::int64_t>() == 0) ||
+         (v.is_number_unsigned() && v.get<std::uint64_t>() == 0) ||
+         (v.is_number_float() && v.get<double>() == 0.0);
+}
+
+constexpr std::size_t kMaxInstancesReported = 16;
+
+std::string write_text(const json& j) { return j.dump(2) + "\n"; }
+
+}  // namespace
+
+json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
+  json out = json::object();
+  const char* what = mode == Mode::Process ? "processes" : "threads";
+  long double per_task_sum = 0;
+  std::uint64_t workload = 0;
+  for (const auto& r : rows) {
+    out[fmt::format("will-it-scale.{}.{}", r.nr_task, what)] = r.ops_per_sec;
+    out[fmt::format("will-it-scale.{}.{}_idle", r.nr_task, what)] = round_to(r.idle_pct, 2);
+    per_task_sum += static_cast<long double>(r.ops_per_sec) / r.nr_task;
+    workload += r.ops_per_sec;
+  }
+  // parse: per_process_ops is the mean over rows of ops/N, printed with %d (truncated).
+  out[fmt::format("will-it-scale.per_{}_ops", mode == Mode::Process ? "process" : "thread")] =
+      static_cast<std::uint64_t>(per_task_sum / static_cast<long double>(rows.size()));
+  out["will-it-scale.workload"] = workload;
+
+  // lock_stat over the whole job: classes in order of first appearance.
+  std::vector<std::string> classes;
+  std::map<std::string, LockStat> by_class;
+  std::map<std::string, std::map<std::string, LockStat>> by_instance;
+  for (const auto& r : rows)
+    for (const auto& l : r.locks) {
+      if (!by_class.count(l.cls)) classes.push_back(l.cls);
+      by_class[l.cls].add(l.stat);
+      by_instance[l.cls][l.instance].add(l.stat);
+    }
+  for (const auto& cls : classes) {
+    put_lock_stat(out, "lock_stat." + cls, by_class[cls]);
+    const auto& inst = by_instance[cls];
+    if (inst.size() > 1 && inst.size() <= kMaxInstancesReported)
+      for (const auto& [name, stat] : inst) put_lock_stat(out, "lock_stat." + cls + "." + name, stat);
+  }
+
+  std::uint64_t events = 0, requests = 0;
+  Time sim_time = 0;
+  for (const auto& r : rows) {
+    events += r.events;
+    requests += r.requests;
+    sim_time += r.end_time;
+  }
+  out["sim.events"] = events;
+  out["sim.requests"] = requests;
+  out["sim.simulated_time_ms"] = round_to(to_sec(sim_time) * 1e3, 6);
+  return out;
+}
+
+json lkp_matrix(const std::vector<json>& runs) {
+  json m = json::object();
+  std::vector<std::string> keys;
+  for (const auto& r : runs)
+    for (auto it = r.begin(); it != r.end(); ++it)
+      if (!m.contains(it.key())) {
+        m[it.key()] = json::array();
+        keys.push_back(it.key());
+      }
+  json out = json::object();
+  for (const auto& k : keys) {
+    json arr = json::array();
+    bool all_zero = true;
+    for (const auto& r : runs) {
+      json v = r.contains(k) ? r[k] : json(0);
+      if (!is_zero(v)) all_zero = false;
+      arr.push_back(v);
+    }
+    if (!all_zero) out[k] = arr;
+  }
+  return out;
+}
+
+json lkp_stats(const json& matrix) {
+  json out = json::object();
+  for (auto it = matrix.begin(); it != matrix.end(); ++it) {
+    const auto& arr = it.value();
+    if (arr.size() == 1) {
+      out[it.key()] = arr[0];
+      continue;
+    }
+    double sum = 0;
+    for (const auto& v : arr) sum += v.get<double>();
+    out[it.key()] = round_to(sum / static_cast<double>(arr.size()), 4);
+  }
+  return out;
+}
+
+static json variant_matrix(const Job& job, const JobResult& result, std::size_t v) {
+  std::vector<json> runs;
+  for (const auto& rows : result.runs[v]) runs.push_back(lkp_run_stats(rows, job.mode));
+  return lkp_matrix(runs);
+}
+
+json stdout_stats(const Job& job, const JobResult& result) {
+  if (job.variants.size() == 1) return lkp_stats(variant_matrix(job, result, 0));
+  json out = json::object();
+  for (std::size_t v = 0; v < job.variants.size(); ++v)
+    out[job.variants[v].label] = lkp_stats(variant_matrix(job, result, v));
+  return out;
+}
+
+void write_results(const std::string& dir, const Job& job, const JobResult& result) {
+  // Serialise everything first, then write: a failure leaves no partial result set.
+  struct File {
+    fs::path path;
+    std::string text;
+  };
+  std::vector<File> files;
+  for (std::size_t v = 0; v < job.variants.size(); ++v) {
+    fs::path d = job.variants.size() == 1 ? fs::path(dir) : fs::path(dir) / job.variants[v].label;
+    json matrix = variant_matrix(job, result, v);
+    files.push_back({d / "stats.json", write_text(lkp_stats(matrix))});
+    files.push_back({d / "matrix.json", write_text(matrix)});
+    json host = json::object();
+    host["sim.wall_time_s"] = round_to(result.wall_seconds[v], 3);
+    host["note"] = "host wall time; not deterministic, so kept out of stats.json";
+    files.push_back({d / "host.json", write_text(host)});
+  }
+  for (const auto& f : files) {
+    std::error_code ec;
+    fs::create_directories(f.path.parent_path(), ec);
+    if (ec) throw ConfigError(f.path.parent_path().string(), "--out", "cannot create directory: " + ec.message());
+    std::ofstream out(f.path);
+    out << f.text;
+    if (!out) throw ConfigError(f.path.string(), "--out", "cannot write file");
+  }
+}
+
+std::string format_table(const Job& job, const JobResult& result) {
+  std::string out;
+  const Machine& m = job.machine;
+  out += fmt::format("slubsim: {} ({} mode) on {}: {} CPUs, {} sockets, {} nodes\n",
+                     job.program.name, job.mode == Mode::Process ? "process" : "thread", m.name,
+                     m.nr_cpus, m.nr_sockets, m.nr_nodes);
+  out += fmt::format("window {} ms after {} ms warm-up, {} run(s), seed {}\n\n",
+                     to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs,
+                     job.request.seed);
+  for (std::size_t v = 0; v < job.variants.size(); ++v) {
+    out += fmt::format("kernel {}\n", job.variants[v].label);
+    out += fmt::format("{:>8} {:>14} {:>14} {:>7} {:>11}  {}\n", "nr_task", "ops/s", "per task",
+                       "idle%", "lock wait%", "most-waited lock");
+    const auto& runs = result.runs[v];
+    for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
+      double ops = 0, idle = 0, wait = 0;
+      std::map<std::string, Time> waits;
+      for (const auto& run : runs) {
+        const auto& r = run[row];
+        ops += static_cast<double>(r.ops_per_sec);
+        idle += r.idle_pct;
+        for (const auto& l : r.locks) {
+          waits[l.cls] += l.stat.wait_total;
+          wait += static_cast<double>(l.stat.wait_total);
+        }
+      }
+      double n = static_cast<double>(runs.size());
+      int nt = job.nr_tasks[row];
+      std::string top = "-";
+      Time best = 0;
+      for (const auto& [cls, w] : waits)
+        if (w > best) {
+          best = w;
+          top = cls;
+        }
+      double wait_pct = 100.0 * wait / n / (static_cast<double>(nt) * static_cast<double>(job.duration));
+      out += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>7.2f} {:>11.2f}  {}\n", nt, ops / n,
+                         ops / n / nt, idle / n, wait_pct, top);
+    }
+    out += "\n";
+  }
+  out += fmt::format("wall time {:.2f} s\n", result.wall_total);
+  return out;
+}
+
+}  // namespace slubsim

@@ -1,0 +1,104 @@
+#include "sim/workload_json.h"
+
+#include <fmt/format.h>
+
+namespace slubsim {
+
+namespace {
+
+Scope parse_scope(const JsonView& v) {
+  auto s = v.str();
+  if (s == "node") return Scope::Node;
+  if (s == "global") return Scope::Global;
+  if (s == "mm") return Scope::Mm;
+  if (s == "task") return Scope::Task;
+  v.fail(fmt::format("unknown scope '{}' (node, global, mm, task)", s));
+}
+
+template <class Decl>
+int find_decl(const std::vector<Decl>& decls, const JsonView& name_v, const char* what) {
+  auto name = name_v.str();
+  for (std::size_t i = 0; i < decls.size(); ++i)
+    if (decls[i].name == name) return static_cast<int>(i);
+  name_v.fail(fmt::format("no {} named '{}' is declared", what, name));
+}
+
+std::vector<Step> parse_steps(const JsonView& arr, const Program& p, int depth) {
+  if (depth > 8) arr.fail("locks nest deeper than 8");
+  std::vector<Step> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    auto v = arr.at(i);
+    Step s;
+    auto op = v.at("op").str();
+    if (op == "work") {
+      s.op = StepOp::Work;
+      s.ns = v.at("ns").time_ns();
+      if (auto d = v.find("distribution")) {
+        auto dist = d->str();
+        if (dist == "exponential") s.exponential = true;
+        else if (dist != "fixed") d->fail(fmt::format("unknown distribution '{}' (fixed, exponential)", dist));
+      }
+    } else if (op == "touch") {
+      s.op = StepOp::Touch;
+      s.object = find_decl(p.lines, v.at("line"), "line");
+      auto access = v.at("access").str();
+      if (access == "read") s.write = false;
+      else if (access != "write") v.at("access").fail(fmt::format("unknown access '{}' (read, write)", access));
+    } else if (op == "lock") {
+      s.op = StepOp::Lock;
+      s.object = find_decl(p.locks, v.at("lock"), "lock");
+      s.kind = p.locks[s.object].kind;
+      if (auto m = v.find("mode")) {
+        auto mode = m->str();
+        if (mode == "read") s.write = false;
+        else if (mode != "write") m->fail(fmt::format("unknown mode '{}' (read, write)", mode));
+        if (!s.write && s.kind == LockKind::Spinlock) m->fail("a spinlock has no read mode");
+      }
+      s.body = parse_steps(v.at("body"), p, depth + 1);
+    } else {
+      v.at("op").fail(fmt::format("unknown op '{}' (work, touch, lock)", op));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Program parse_workload(const json& doc, const std::string& file) {
+  JsonView root(doc, file);
+  if (!doc.is_object()) root.fail("a workload is a JSON object");
+  Program p;
+  p.file = file;
+  p.name = root.at("name").str();
+  p.description = root.at("description").str();
+  root.at("source").str();
+  p.ops_per_iteration = static_cast<int>(root.at("ops_per_iteration").integer_in(1, 1000000));
+  if (auto locks = root.find("locks")) {
+    for (const auto& name : locks->keys()) {
+      auto v = locks->at(name);
+      LockDecl d;
+      d.name = name;
+      auto kind = v.at("kind").str();
+      if (kind == "spinlock") d.kind = LockKind::Spinlock;
+      else if (kind == "rwsem") d.kind = LockKind::Rwsem;
+      else v.at("kind").fail(fmt::format("unknown lock kind '{}' (spinlock, rwsem)", kind));
+      d.scope = parse_scope(v.at("scope"));
+      p.locks.push_back(d);
+    }
+  }
+  if (auto lines = root.find("lines")) {
+    for (const auto& name : lines->keys()) {
+      LineDecl d;
+      d.name = name;
+      d.scope = parse_scope(lines->at(name).at("scope"));
+      p.lines.push_back(d);
+    }
+  }
+  auto program = root.at("program");
+  if (program.size() == 0) program.fail("a program needs at least one step");
+  p.steps = parse_steps(program, p, 0);
+  return p;
+}
+
+}  // namespace slubsim

@@ -1,0 +1,76 @@
+// The shared state of one simulation and the pricing of every access to it: cache lines,
+// queued spinlocks and rwsems. Implements the models' Shared registry, and grants the requests
+// that CPUs make (sim/cpu.h), always in global simulated-time order.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/exec.h"
+#include "sim/coherence.h"
+#include "sim/costs.h"
+#include "sim/locks.h"
+#include "sim/machine.h"
+
+namespace slubsim {
+
+// What happened to a request made at time t.
+struct Outcome {
+  bool granted = true;  // false: the CPU waits until the World hands it the lock
+  Time done = 0;        // when the access completed (granted only)
+  bool result = true;   // trylock success
+  bool sleeps = false;  // waiting asleep (idle CPU) rather than spinning
+};
+
+struct Options {
+  bool rwsem_spin_on_owner = true;
+};
+
+class World : public Shared {
+ public:
+  World(const Machine& m, const Costs& c, Options o = {}) : m_(m), c_(c), coh_(m, c), o_(o) {}
+
+  LineId new_line(std::string_view cls, int home_node) override;
+  SpinLockId new_spinlock(std::string_view cls, std::string_view instance, int home_node) override;
+  RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node) override;
+  LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
+
+  Outcome process(Cpu& cpu, const Request& r, Time t);
+
+  // Lock statistics count only what happens inside [begin, end).
+  void set_window(Time begin, Time end) {
+    win_begin_ = begin;
+    win_end_ = end;
+  }
+  bool in_window(Time t) const { return t >= win_begin_ && t < win_end_; }
+
+  const Machine& machine() const { return m_; }
+  const Costs& costs() const { return c_; }
+  Line& line(LineId l) { return lines_[l.v]; }
+  const std::vector<std::string>& lock_classes() const { return classes_; }
+  const std::vector<QSpinLock>& spinlocks() const { return locks_; }
+  const std::vector<Rwsem>& rwsems() const { return rwsems_; }
+  const std::vector<Line>& lines() const { return lines_; }
+  std::uint64_t requests() const { return requests_; }
+
+ private:
+  int class_index(std::string_view cls);
+  Outcome spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only);
+  Time spin_unlock(Cpu& cpu, QSpinLock& l, Time t);
+  Outcome down(Cpu& cpu, Rwsem& s, Time t, bool write);
+  Time up(Cpu& cpu, Rwsem& s, Time t, bool write);
+  void grant_rwsem_waiters(Rwsem& s, int releaser, Time t);
+  Time handoff(int from, int to, const Line& l) const;
+
+  const Machine& m_;
+  const Costs& c_;
+  Coherence coh_;
+  Options o_;
+  std::vector<Line> lines_;
+  std::vector<QSpinLock> locks_;
+  std::vector<Rwsem> rwsems_;
+  std::vector<std::string> classes_;
+  Time win_begin_ = 0, win_end_ = kForever;
+  std::uint64_t requests_ = 0;
+};
+
+}  // namespace slubsim

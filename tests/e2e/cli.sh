@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End-to-end: the binary's main paths. $1 = slubsim binary.
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The embedded default job prints a table.
+"$bin" --help >/dev/null
+"$bin" run --help | grep -q -- "--sheaf-capacity" || fail "run --help lacks an option"
+
+args=(run --topology small-2s-8c --workload lock-standin --nr-task 1,4,8 --duration 2ms --warmup 200us --quiet)
+"$bin" "${args[@]}" > "$tmp/stdout.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 0, d' "$tmp/stdout.json" \
+  || fail "stdout is not lkp JSON"
+
+# --out writes stats.json and matrix.json; the same seed twice gives identical bytes.
+"$bin" "${args[@]}" --runs 2 --out "$tmp/a"
+"$bin" "${args[@]}" --runs 2 --out "$tmp/b" --jobs 1
+cmp "$tmp/a/stats.json" "$tmp/b/stats.json" || fail "stats.json differs between identical runs"
+cmp "$tmp/a/matrix.json" "$tmp/b/matrix.json" || fail "matrix.json differs between identical runs"
+python3 - "$tmp/a" <<'PY'
+import json, sys, math
+d = sys.argv[1]
+stats = json.load(open(d + "/stats.json"))
+matrix = json.load(open(d + "/matrix.json"))
+rows = [1, 4, 8]
+for k in ("will-it-scale.per_process_ops", "will-it-scale.workload"):
+    assert k in stats, k
+for r in range(2):
+    per = [matrix[f"will-it-scale.{n}.processes"][r] / n for n in rows]
+    assert matrix["will-it-scale.per_process_ops"][r] == math.floor(sum(per) / len(per))
+    assert matrix["will-it-scale.workload"][r] == sum(matrix[f"will-it-scale.{n}.processes"][r] for n in rows)
+assert all(len(v) == 2 for v in matrix.values())
+assert "lock_stat.node_lock.acquisitions" in stats
+PY
+
+# Thread mode uses the threads keys.
+"$bin" run --topology small-2s-8c --workload rwsem-standin --mode thread --nr-task 8 --duration 1ms --warmup 100us --quiet \
+  | grep -q '"will-it-scale.8.threads"' || fail "thread mode keys"
+
+# A kernel and capacity sweep writes one directory per variant.
+"$bin" "${args[@]}" --kernel v6.17,v7.0 --sheaf-capacity 32,64 --out "$tmp/sweep"
+for v in v6.17_sheaf_capacity=32 v6.17_sheaf_capacity=64 v7.0_sheaf_capacity=32 v7.0_sheaf_capacity=64; do
+  [ -f "$tmp/sweep/$v/stats.json" ] || fail "missing $v"
+done
+echo "e2e.cli: all checks passed"

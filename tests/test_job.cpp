@@ -1,0 +1,87 @@
+#include <doctest/doctest.h>
+
+#include "helpers.h"
+#include "sim/job.h"
+#include "sim/report.h"
+
+using namespace slubsim;
+
+TEST_CASE("job: nr_task accepts counts and percentages of logical CPUs") {
+  CHECK(parse_nr_task("1,8,64", 192) == std::vector<int>{1, 8, 64});
+  CHECK(parse_nr_task("25%,50%,100%", 344) == std::vector<int>{86, 172, 344});
+  CHECK_THROWS_AS(parse_nr_task("193", 192), ConfigError);
+  CHECK_THROWS_AS(parse_nr_task("0", 192), ConfigError);
+  CHECK_THROWS_AS(parse_nr_task("1,,2", 192), ConfigError);
+  CHECK_THROWS_AS(parse_nr_task("x", 192), ConfigError);
+}
+
+TEST_CASE("job: sheaf capacity is a sweep of plain values or one per-cache setting") {
+  auto sweep = parse_sheaf_capacity("32,64,128,256");
+  REQUIRE(sweep.size() == 4);
+  CHECK(sweep[1].per_cache[0].second == 64);
+  auto named = parse_sheaf_capacity("maple_node=64,vm_area_struct=32");
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].per_cache.size() == 2);
+  CHECK(parse_sheaf_capacity("").size() == 1);
+  CHECK_THROWS_AS(parse_sheaf_capacity("0"), ConfigError);
+  CHECK_THROWS_AS(parse_sheaf_capacity("=5"), ConfigError);
+  CHECK_THROWS_AS(parse_sheaf_capacity("32,maple_node=64"), ConfigError);
+}
+
+TEST_CASE("job: durations need units") {
+  CHECK(parse_duration("20ms", "--duration") == 20 * kMs);
+  CHECK(parse_duration("1.5us", "--duration") == 1500 * kNs);
+  CHECK_THROWS_AS(parse_duration("20", "--duration"), ConfigError);
+  CHECK_THROWS_AS(parse_duration("-1ms", "--duration"), ConfigError);
+}
+
+namespace {
+JobRequest small_request() {
+  JobRequest r;
+  r.home = test::source_dir();
+  r.topology = "small-2s-8c";
+  r.nr_task = "1,4,8";
+  r.duration = "1ms";
+  r.warmup = "100us";
+  r.jobs = 2;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("job: same inputs and seed give byte-identical stats, whatever the thread count") {
+  auto req = small_request();
+  req.runs = 2;
+  auto a = stdout_stats(resolve_job(req), run_job(resolve_job(req), {})).dump(2);
+  req.jobs = 1;
+  auto b = stdout_stats(resolve_job(req), run_job(resolve_job(req), {})).dump(2);
+  CHECK(a == b);
+  req.seed = 99;
+  auto c = stdout_stats(resolve_job(req), run_job(resolve_job(req), {})).dump(2);
+  CHECK(a != c);
+}
+
+TEST_CASE("job: --set changes any config parameter and rejects unknown ones") {
+  auto req = small_request();
+  req.sets = {"costs.qspinlock.handoff_alpha=3", "topology.latency_ns.llc=40"};
+  Job j = resolve_job(req);
+  CHECK(j.costs.handoff_alpha == 3.0);
+  CHECK(j.machine.latency[static_cast<int>(Distance::Llc)] == 40 * kNs);
+  req.sets = {"costs.qspinlock.no_such_knob=1"};
+  CHECK_THROWS_AS(resolve_job(req), ConfigError);
+  req.sets = {"costs.qspinlock.handoff_alpha=-1"};
+  CHECK_THROWS_AS(resolve_job(req), ConfigError);
+  req.sets = {"nonsense=1"};
+  CHECK_THROWS_AS(resolve_job(req), ConfigError);
+}
+
+TEST_CASE("job: kernels and capacities multiply into variants") {
+  auto req = small_request();
+  req.kernel = "v6.17,v7.0";
+  req.sheaf_capacity = "32,64";
+  Job j = resolve_job(req);
+  REQUIRE(j.variants.size() == 4);
+  CHECK(j.variants[0].label == "v6.17_sheaf_capacity=32");
+  CHECK(j.variants[3].label == "v7.0_sheaf_capacity=64");
+  req.kernel = "v9.9";
+  CHECK_THROWS_AS(resolve_job(req), ConfigError);
+}

@@ -1,0 +1,96 @@
+// Acceptance: a CAS ping-pong inside the simulator (as core-to-core-latency measures it:
+// one-way = round trip / 2) reproduces every configured latency class.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "helpers.h"
+#include "sim/cpu.h"
+#include "sim/engine.h"
+#include "sim/world.h"
+
+using namespace slubsim;
+using namespace slubsim::test;
+
+namespace {
+
+// Each side CASes the shared line until it finds the turn is its own, then passes the turn.
+Co<void> player(Exec& e, LineId line, int me, int* turn, int rounds, Time* finished) {
+  for (int i = 0; i < rounds; ++i) {
+    while (true) {
+      co_await e.write(line);
+      if (*turn == me) {
+        *turn = 1 - me;
+        break;
+      }
+    }
+  }
+  *finished = e.now();
+}
+
+// One-way latency between CPUs a and b for a line homed on `home_node`, in ps.
+double one_way(const Machine& m, const Costs& c, int a, int b, int home_node) {
+  Engine engine;
+  World world(m, c);
+  LineId line = world.new_line("pingpong", home_node);
+  Cpu ca(a, m.cpu_node[a], engine, world), cb(b, m.cpu_node[b], engine, world);
+  int turn = 0;
+  const int rounds = 200;
+  Time fa = 0, fb = 0;
+  // Warm: a owns the line before the clock starts.
+  world.line(line).owner = a;
+  ca.start(player(ca, line, 0, &turn, rounds, &fa), 0);
+  cb.start(player(cb, line, 1, &turn, rounds, &fb), 0);
+  engine.run();
+  REQUIRE(ca.finished());
+  REQUIRE(cb.finished());
+  // 2*rounds hops; b's last hop ends the exchange.
+  return static_cast<double>(std::max(fa, fb)) / (2.0 * rounds);
+}
+
+}  // namespace
+
+TEST_CASE("ping-pong: each latency class of the topology is reproduced") {
+  auto c = default_costs();
+  auto t = preset("amd-turin-2s-512t");  // SMT, CCDs, two sockets, one node each
+  auto lat = [&](Distance d) { return static_cast<double>(t.latency[static_cast<int>(d)]); };
+  CHECK(one_way(t, c, 0, 256, 0) == doctest::Approx(lat(Distance::Smt)).epsilon(0.02));
+  CHECK(one_way(t, c, 0, 1, 0) == doctest::Approx(lat(Distance::Llc)).epsilon(0.02));
+  CHECK(one_way(t, c, 0, 64, 0) == doctest::Approx(lat(Distance::SocketLocalHome)).epsilon(0.02));
+  CHECK(one_way(t, c, 0, 64, 1) == doctest::Approx(lat(Distance::SocketRemoteHome)).epsilon(0.02));
+  CHECK(one_way(t, c, 0, 200, 0) == doctest::Approx(lat(Distance::CrossSocket)).epsilon(0.02));
+
+  auto s = preset("small-2s-8c");
+  auto sl = [&](Distance d) { return static_cast<double>(s.latency[static_cast<int>(d)]); };
+  CHECK(one_way(s, c, 0, 1, 0) == doctest::Approx(sl(Distance::Llc)).epsilon(0.02));
+  CHECK(one_way(s, c, 0, 3, 1) == doctest::Approx(sl(Distance::SocketRemoteHome)).epsilon(0.02));
+  CHECK(one_way(s, c, 5, 2, 0) == doctest::Approx(sl(Distance::CrossSocket)).epsilon(0.02));
+}
+
+TEST_CASE("coherence: reads join the sharers; a write pays the farthest invalidation") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  Coherence coh(m, c);
+  Line l;
+  l.home_node = 0;
+  l.home_socket = 0;
+  // First touch comes from memory.
+  CHECK(coh.read(l, 0, 0) == m.latency[static_cast<int>(Distance::DramLocal)]);
+  Time t = 1000 * kNs;
+  CHECK(coh.read(l, 0, t) == t + c.cache_hit);  // now cached
+  coh.read(l, 1, t);                               // an LLC neighbour shares it
+  coh.read(l, 5, t);                               // and one on the other socket
+  Time t2 = 2000 * kNs;
+  Time done = coh.write(l, 0, t2);  // 0 writes: invalidates 1 (llc) and 5 (cross socket)
+  CHECK(done == t2 + m.latency[static_cast<int>(Distance::CrossSocket)]);
+  CHECK(l.owner == 0);
+  CHECK(l.sharers.empty());
+  CHECK(coh.write(l, 0, 3000 * kNs) == 3000 * kNs + c.atomic_local);  // own line: local RMW
+  // A transfer waits for the one in flight: two CPUs asking at once are served in turn.
+  Time x = 4000 * kNs;
+  Time d1 = coh.write(l, 4, x);
+  Time d2 = coh.write(l, 6, x);
+  CHECK(d1 == x + m.latency[static_cast<int>(Distance::CrossSocket)]);
+  CHECK(m.distance(6, 4, 0) == Distance::SocketRemoteHome);  // socket 1 CPUs, line on socket 0
+  CHECK(d2 == d1 + m.transfer(4, 6, 0));
+}

@@ -1,0 +1,72 @@
+// Acceptance: the queued-spinlock model against the single-server bounds of
+// contention-model.md §2.1-2.2.
+#include <doctest/doctest.h>
+
+#include "helpers.h"
+
+using namespace slubsim;
+using namespace slubsim::test;
+
+TEST_CASE("qspinlock: at saturation throughput is 1/(s + hand-off) with the configured hand-off") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  // Two CPUs of one LLC (0 and 1), no think time: the lock is never free.
+  const Time s = 500 * kNs;
+  auto r = run_program(m, c, lock_program(0, s, false), 2, 2 * kMs);
+  Time handoff = static_cast<Time>(c.handoff_alpha * m.latency[static_cast<int>(Distance::Llc)] + 0.5);
+  double expected = 1e12 / static_cast<double>(s + handoff);
+  CHECK(static_cast<double>(r.ops_per_sec) == doctest::Approx(expected).epsilon(0.05));
+  auto st = lock_total(r, "test_lock");
+  REQUIRE(st.handoffs > 0);
+  CHECK(st.handoff_total / static_cast<Time>(st.handoffs) == handoff);
+}
+
+TEST_CASE("qspinlock: at saturation across sockets, throughput is 1/(s + mean hand-off)") {
+  auto m = preset("amd-epyc-2s-192c-4n");
+  auto c = default_costs();
+  const Time s = 300 * kNs;
+  auto r = run_program(m, c, lock_program(200 * kNs, s, true), 192, 2 * kMs);
+  auto st = lock_total(r, "test_lock");
+  REQUIRE(st.handoffs > 1000);
+  double mean_handoff = static_cast<double>(st.handoff_total) / static_cast<double>(st.handoffs);
+  double expected = 1e12 / (static_cast<double>(s) + mean_handoff);
+  CHECK(static_cast<double>(r.ops_per_sec) == doctest::Approx(expected).epsilon(0.05));
+  // Contenders on both sockets: the mean hand-off lies between the LLC and cross-socket prices.
+  CHECK(mean_handoff > c.handoff_alpha * static_cast<double>(m.latency[static_cast<int>(Distance::SocketLocalHome)]));
+}
+
+TEST_CASE("qspinlock: far below saturation throughput is N/(s + t)") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  const Time s = 100 * kNs, t = 100 * kUs;
+  auto r = run_program(m, c, lock_program(t, s, true), 8, 50 * kMs);
+  double expected = 8 * 1e12 / static_cast<double>(s + t);
+  CHECK(static_cast<double>(r.ops_per_sec) == doctest::Approx(expected).epsilon(0.05));
+  auto st = lock_total(r, "test_lock");
+  CHECK(st.contentions < st.acquisitions / 50);  // almost never contended
+}
+
+TEST_CASE("qspinlock: hand-offs across sockets cost measurably more than within one LLC") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  const Time s = 200 * kNs;
+  // Two tasks: CPUs 0 and 1 share an LLC. Eight tasks span both sockets.
+  auto near = run_program(m, c, lock_program(0, s, false), 2, 2 * kMs);
+  auto far = run_program(m, c, lock_program(0, s, false), 8, 2 * kMs);
+  auto sn = lock_total(near, "test_lock"), sf = lock_total(far, "test_lock");
+  double hn = static_cast<double>(sn.handoff_total) / static_cast<double>(sn.handoffs);
+  double hf = static_cast<double>(sf.handoff_total) / static_cast<double>(sf.handoffs);
+  CHECK(hf > 2.0 * hn);
+  CHECK(far.ops_per_sec < near.ops_per_sec);
+}
+
+TEST_CASE("qspinlock: waiters spin, so a contended CPU is busy, not idle") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  auto r = run_program(m, c, lock_program(0, 500 * kNs, false), 8, 1 * kMs);
+  CHECK(r.idle_pct == doctest::Approx(0.0));
+  auto st = lock_total(r, "test_lock");
+  CHECK(st.contentions > 0);
+  CHECK(st.wait_total > 0);
+  CHECK(st.wait_max >= st.wait_total / static_cast<Time>(st.contentions));
+}

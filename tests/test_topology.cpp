@@ -1,0 +1,117 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "helpers.h"
+#include "sim/cpulist.h"
+#include "sim/placement.h"
+
+using namespace slubsim;
+using slubsim::test::preset;
+
+TEST_CASE("topology: every preset loads and validates") {
+  int count = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_dir() + "/configs/topologies")) {
+    auto m = parse_topology(load_json_file(e.path().string()), e.path().string());
+    CHECK(m.nr_cpus >= 1);
+    CHECK(m.name == e.path().stem().string());
+    ++count;
+  }
+  CHECK(count >= 12);
+}
+
+TEST_CASE("topology: the presets have the layouts the issue gives") {
+  auto gnr = preset("intel-gnr-2s-344t-4n");
+  CHECK(gnr.nr_cpus == 344);
+  CHECK(gnr.nr_nodes == 4);
+  CHECK(gnr.nr_sockets == 2);
+  CHECK(format_cpulist(gnr.node_cpus[0]) == "0-42,172-214");
+  CHECK(format_cpulist(gnr.node_cpus[3]) == "129-171,301-343");
+  CHECK(gnr.core_cpus[gnr.cpu_core[5]] == std::vector<int>{5, 177});
+
+  auto turin = preset("amd-turin-2s-512t");
+  CHECK(turin.nr_cpus == 512);
+  CHECK(turin.nr_cores() == 256);
+  CHECK(turin.nr_llcs == 32);
+  CHECK(turin.cpu_socket[127] == 0);
+  CHECK(turin.cpu_socket[128] == 1);
+  CHECK(turin.cpu_socket[300] == 0);
+  CHECK(turin.cpu_llc[0] == turin.cpu_llc[7]);
+  CHECK(turin.cpu_llc[0] == turin.cpu_llc[263]);
+  CHECK(turin.cpu_llc[0] != turin.cpu_llc[8]);
+  CHECK(preset("amd-turin-2s-512t-nps4").nr_nodes == 8);
+  auto nps0 = preset("amd-turin-2s-512t-nps0");
+  CHECK(nps0.nr_nodes == 1);
+  CHECK(nps0.node_sockets[0] == std::vector<int>{0, 1});
+  // NPS0 interleaves a node's lines over both sockets.
+  CHECK(nps0.home_socket(0, 0) != nps0.home_socket(0, 1));
+
+  auto epyc = preset("amd-epyc-2s-192c-4n");
+  CHECK(epyc.nr_cpus == 192);
+  CHECK(format_cpulist(epyc.node_cpus[2]) == "96-143");
+}
+
+TEST_CASE("topology: distance classes follow sockets, LLCs, SMT and the line's home") {
+  auto m = preset("small-2s-8c");  // LLCs 0-1, 2-3 | 4-5, 6-7
+  CHECK(m.distance(0, 1, 0) == Distance::Llc);
+  CHECK(m.distance(0, 2, 0) == Distance::SocketLocalHome);
+  CHECK(m.distance(0, 2, 1) == Distance::SocketRemoteHome);
+  CHECK(m.distance(0, 4, 0) == Distance::CrossSocket);
+  CHECK(m.transfer(3, 3, 0) == 0);
+  auto t = preset("amd-turin-2s-512t");
+  CHECK(t.distance(0, 256, 0) == Distance::Smt);
+  CHECK(t.transfer(0, 256, 0) == t.latency[static_cast<int>(Distance::Smt)]);
+  CHECK(t.transfer(0, 200, 0) > t.transfer(0, 5, 0));
+}
+
+TEST_CASE("placement: cores first in hwloc order, then their SMT siblings") {
+  auto gnr = preset("intel-gnr-2s-344t-4n");
+  auto cpus = place_tasks(gnr, 344);
+  CHECK(cpus[0] == 0);
+  CHECK(cpus[42] == 42);
+  CHECK(cpus[43] == 43);    // node 1 follows node 0 on socket 0
+  CHECK(cpus[171] == 171);
+  CHECK(cpus[172] == 172);  // then the siblings of core 0, 1, ...
+  std::vector<int> sorted = cpus;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  CHECK_THROWS(place_tasks(gnr, 345));
+  CHECK_THROWS(place_tasks(gnr, 0));
+}
+
+namespace {
+
+json small_doc() { return load_json_file(test::source_dir() + "/configs/topologies/small-2s-8c.json"); }
+
+// The topology with one change must be rejected with an error naming `field`.
+void check_rejected(const std::function<void(json&)>& change, const std::string& field_part) {
+  json doc = small_doc();
+  change(doc);
+  try {
+    parse_topology(doc, "test.json");
+    FAIL("accepted a malformed topology; expected an error on " << field_part);
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "test.json");
+    CHECK_MESSAGE(e.field().find(field_part) != std::string::npos,
+                  "field '" << e.field() << "' should mention '" << field_part << "': " << e.what());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("topology: malformed machines are rejected naming the field") {
+  check_rejected([](json& d) { d.erase("nodes"); }, "nodes");
+  check_rejected([](json& d) { d["nodes"][1]["cpus"] = "3-7"; }, "nodes");  // CPU 3 in two nodes
+  check_rejected([](json& d) { d["nodes"][1]["cpus"] = "5-7"; }, "nodes");  // CPU 4 in none
+  check_rejected([](json& d) { d["nodes"][0]["cpus"] = "0-3x"; }, "nodes[0].cpus");
+  check_rejected([](json& d) { d["latency_ns"]["llc"]["value"] = -5; }, "latency_ns.llc.value");
+  check_rejected([](json& d) { d["latency_ns"]["llc"]["source"] = ""; }, "latency_ns.llc.source");
+  check_rejected([](json& d) { d["latency_ns"].erase("cross_socket"); }, "latency_ns.cross_socket");
+  check_rejected([](json& d) { d["sockets"][1]["id"] = 0; }, "sockets[1].id");
+  check_rejected([](json& d) { d["sockets"][1]["cpus"] = "4-7,9"; }, "sockets");  // ids not 0..N-1
+  check_rejected([](json& d) { d["llc"]["domains"] = json::array({"0-4", "5-7"}); }, "llc");  // spans sockets
+  check_rejected([](json& d) { d["smt"] = json{{"threads_per_core", 2}, {"sibling_offset", 3}}; }, "smt.sibling_offset");
+  check_rejected([](json& d) { d["nodes"][0]["memory_mb"] = 0; }, "nodes[0].memory_mb");
+  check_rejected([](json& d) { d["node_distance"][0][1] = 20; }, "node_distance");
+  check_rejected([](json& d) { d["smt_private_work_factor"]["value"] = 0.5; }, "smt_private_work_factor");
+}
