@@ -128,12 +128,12 @@ Override parse_override(const std::string& text) {
   auto dot = key.find('.');
   if (dot == std::string::npos || dot + 1 == key.size())
     throw ConfigError("--set", key,
-                      "expected DOMAIN.PATH with DOMAIN one of topology, costs, workload, kernel");
+                      "expected DOMAIN.PATH with DOMAIN one of topology, costs, workload, kernel, caches");
   Override o{key.substr(0, dot), key.substr(dot + 1), text.substr(eq + 1), text};
   if (o.domain != "topology" && o.domain != "costs" && o.domain != "workload" &&
-      o.domain != "kernel")
+      o.domain != "kernel" && o.domain != "caches")
     throw ConfigError("--set", key,
-                      fmt::format("unknown domain '{}' (topology, costs, workload, kernel)",
+                      fmt::format("unknown domain '{}' (topology, costs, workload, kernel, caches)",
                                   o.domain));
   return o;
 }
@@ -149,7 +149,8 @@ static json parse_value(const std::string& v) {
 void apply_overrides(json& doc, const std::vector<Override>& overrides, const std::string& domain) {
   for (const auto& o : overrides) {
     if (o.domain != domain) continue;
-    json* cur = &doc;
+    // --set caches.NAME.KNOB addresses the file's "caches" object directly.
+    json* cur = domain == "caches" && doc.contains("caches") ? &doc["caches"] : &doc;
     std::stringstream ss(o.path);
     std::string part;
     while (std::getline(ss, part, '.')) {

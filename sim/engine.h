@@ -6,6 +6,7 @@
 // (sim/cpu.h), so the queue holds at most one event per CPU plus timers.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/time.h"
@@ -16,6 +17,16 @@ class Process {
  public:
   virtual ~Process() = default;
   virtual void fire() = 0;
+};
+
+// A callback at a time (measurement snapshots, grace periods).
+class Timer final : public Process {
+ public:
+  explicit Timer(std::function<void()> f) : f_(std::move(f)) {}
+  void fire() override { f_(); }
+
+ private:
+  std::function<void()> f_;
 };
 
 class Engine {

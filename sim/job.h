@@ -12,6 +12,7 @@
 #include "sim/kernel.h"
 #include "sim/machine.h"
 #include "sim/runner.h"
+#include "sim/slub_config.h"
 #include "workloads/program.h"
 
 namespace slubsim {
@@ -21,6 +22,8 @@ struct JobRequest {
   std::string topology = "amd-turin-2s-512t";
   std::string workload = "lock-standin";
   std::string costs = "default";
+  std::string caches = "default";
+  bool validate = false;
   std::string mode = "process";
   std::string nr_task = "1,25%,50%,100%";
   std::string kernel = "v6.17";
@@ -50,6 +53,8 @@ struct Job {
   JobRequest request;
   Machine machine;
   Costs costs;
+  SlubCostConfig slub_costs;
+  std::vector<slub::CacheSpec> caches;
   Program program;
   Mode mode = Mode::Process;
   std::vector<int> nr_tasks;

@@ -37,6 +37,8 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   patches.sourced_value_any();
   auto list = patches.at("value");
   for (std::size_t i = 0; i < list.size(); ++i) k.patches.push_back(list.at(i).str());
+  k.freelist_random = root.at("freelist_random").sourced_value_any().boolean();
+  k.cpu_partial = root.at("cpu_partial").sourced_value_any().boolean();
   return k;
 }
 

@@ -13,6 +13,8 @@ struct Kernel {
   std::string name;
   Frontend frontend = Frontend::CpuPartial;
   std::vector<std::string> patches;
+  bool freelist_random = true;  // CONFIG_SLAB_FREELIST_RANDOM
+  bool cpu_partial = true;      // CONFIG_SLUB_CPU_PARTIAL
 };
 
 Kernel parse_kernel(const json& doc, const std::string& file);

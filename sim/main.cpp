@@ -51,9 +51,13 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
       ("sheaf-capacity", po::value(&r.sheaf_capacity),
        "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep; e.g. --sheaf-capacity maple_node=64 or 32,64,128")
       ("set", po::value(&r.sets)->composing(),
-       "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30")
+       "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1")
       ("costs", po::value(&r.costs)->default_value(r.costs),
        "cost model: NAME (configs/costs/NAME.json) or FILE")
+      ("caches", po::value(&r.caches)->default_value(r.caches),
+       "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104")
+      ("validate", po::bool_switch(&r.validate),
+       "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run")
       ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
       ("seed", po::value(&r.seed)->default_value(r.seed), "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
       ("duration", po::value(&r.duration)->default_value(r.duration),

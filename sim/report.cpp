@@ -80,6 +80,52 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
       for (const auto& [name, stat] : inst) put_lock_stat(out, "lock_stat." + cls + "." + name, stat);
   }
 
+  // SLUB_STATS over the whole job (all rows' windows), with the kernel's sysfs names.
+  std::vector<std::string> cache_order;
+  std::map<std::string, slub::StatCounters> stats;
+  for (const auto& r : rows)
+    for (const auto& c : r.caches) {
+      if (!stats.count(c.name)) {
+        cache_order.push_back(c.name);
+        stats[c.name] = {};
+      }
+      for (int k = 0; k < slub::kNrStats; ++k) stats[c.name][k] += c.stats[k];
+    }
+  for (const auto& name : cache_order)
+    for (int k = 0; k < slub::kNrStats; ++k)
+      out[fmt::format("slub_stats.{}.{}", name, slub::stat_name(static_cast<slub::Stat>(k)))] =
+          stats[name][k];
+  // Memory, like lkp's meminfo and slabinfo monitors: the mean over the job's rows of the state
+  // at the end of each row's window.
+  if (!cache_order.empty()) {
+    double n = static_cast<double>(rows.size());
+    double sunreclaim = 0;
+    for (const auto& r : rows) sunreclaim += static_cast<double>(r.slab_bytes) / 1024.0;
+    out["meminfo.SUnreclaim"] = round_to(sunreclaim / n, 1);
+    for (const auto& name : cache_order) {
+      double num_objs = 0, active = 0, slabs = 0, cpu_fl = 0, cpu_partial = 0, node_partial = 0;
+      for (const auto& r : rows)
+        for (const auto& c : r.caches)
+          if (c.name == name) {
+            num_objs += static_cast<double>(c.layers.slabs > 0 ? c.layers.in_use + c.layers.cpu_freelist + c.layers.cpu_partial + c.layers.node_partial : 0);
+            active += static_cast<double>(c.layers.in_use);
+            slabs += static_cast<double>(c.layers.slabs);
+            cpu_fl += static_cast<double>(c.layers.cpu_freelist);
+            cpu_partial += static_cast<double>(c.layers.cpu_partial);
+            node_partial += static_cast<double>(c.layers.node_partial);
+          }
+      out[fmt::format("slabinfo.{}.active_objs", name)] = round_to(active / n, 1);
+      out[fmt::format("slabinfo.{}.num_objs", name)] = round_to(num_objs / n, 1);
+      out[fmt::format("slabinfo.{}.num_slabs", name)] = round_to(slabs / n, 1);
+      out[fmt::format("slab_objects.{}.cpu_freelist", name)] = round_to(cpu_fl / n, 1);
+      out[fmt::format("slab_objects.{}.cpu_partial_slabs", name)] = round_to(cpu_partial / n, 1);
+      out[fmt::format("slab_objects.{}.node_partial_slabs", name)] = round_to(node_partial / n, 1);
+    }
+    std::uint64_t failures = 0;
+    for (const auto& r : rows) failures += r.alloc_failures;
+    out["slubsim.alloc_failures"] = failures;
+  }
+
   std::uint64_t events = 0, requests = 0;
   Time sim_time = 0;
   for (const auto& r : rows) {

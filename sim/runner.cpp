@@ -26,7 +26,35 @@ RunResult simulate(const RunSpec& spec) {
     task_node.push_back(m.cpu_node[c]);
     busy[c] = 1;
   }
-  auto bindings = bind_program(*spec.program, world, spec.mode, task_node);
+  std::unique_ptr<slub::Slub> slub;
+  if (spec.caches && spec.slub_costs && spec.kernel)
+    slub = std::make_unique<slub::Slub>(
+        world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed));
+  auto bound = bind_program(*spec.program, world, spec.mode, task_node, m.nr_nodes, slub.get());
+  auto& bindings = bound.tasks;
+
+  // SLUB counters over the window: snapshots when global time reaches its edges.
+  std::vector<slub::StatCounters> at_begin;
+  RunResult r;
+  Timer window_begin([&] {
+    if (slub)
+      for (int i = 0; i < slub->nr_caches(); ++i) at_begin.push_back(slub->cache(i).stats);
+  });
+  Timer window_end([&] {
+    if (!slub) return;
+    for (int i = 0; i < slub->nr_caches(); ++i) {
+      const auto& c = slub->cache(i);
+      CacheReport cr;
+      cr.name = c.name();
+      cr.geo = c.geo;
+      for (int k = 0; k < slub::kNrStats; ++k) cr.stats[k] = c.stats[k] - at_begin[i][k];
+      cr.layers = slub->layers(c);
+      r.caches.push_back(cr);
+    }
+    r.slab_bytes = slub->total_slab_bytes();
+  });
+  engine.schedule(begin, &window_begin);
+  engine.schedule(end, &window_end);
 
   std::vector<std::unique_ptr<Cpu>> cpus;
   for (int t = 0; t < spec.nr_task; ++t) {
@@ -46,8 +74,8 @@ RunResult simulate(const RunSpec& spec) {
   }
 
   engine.run();
+  if (slub && spec.validate) slub->check();
 
-  RunResult r;
   r.nr_task = spec.nr_task;
   Time idle = static_cast<Time>(m.nr_cpus - spec.nr_task) * spec.duration;
   std::uint64_t ops = 0;
@@ -60,6 +88,7 @@ RunResult simulate(const RunSpec& spec) {
     r.task_ops.push_back(bindings[t].counter.in_window);
     ops += bindings[t].counter.in_window;
     r.end_time = std::max(r.end_time, cpus[t]->now());
+    r.alloc_failures += bindings[t].alloc_failures;
   }
   // ops per second over the window; integer, as will-it-scale prints its average.
   r.ops_per_sec = static_cast<std::uint64_t>(

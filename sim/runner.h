@@ -9,6 +9,9 @@
 #include "sim/kernel.h"
 #include "sim/lock_stat.h"
 #include "sim/machine.h"
+#include "models/slub/params.h"
+#include "models/slub/slub.h"
+#include "sim/slub_config.h"
 #include "sim/world.h"
 #include "workloads/program.h"
 
@@ -25,6 +28,17 @@ struct RunSpec {
   Time warmup = 0;
   Time duration = 0;
   Options options;
+  const std::vector<slub::CacheSpec>* caches = nullptr;
+  const SlubCostConfig* slub_costs = nullptr;
+  bool validate = false;  // SLUB validation mode: every object in one place, checked at the end
+};
+
+// One cache's view of a run: counters over the window, objects per layer at its end.
+struct CacheReport {
+  std::string name;
+  slub::Geometry geo;
+  slub::StatCounters stats{};  // SLUB_STATS in the window
+  slub::LayerCounts layers;    // at the end of the window
 };
 
 struct LockReport {
@@ -42,6 +56,9 @@ struct RunResult {
   std::uint64_t events = 0;    // engine events fired
   std::uint64_t requests = 0;  // shared-state requests granted (inline or by event)
   Time end_time = 0;           // simulated time when the last task stopped
+  std::vector<CacheReport> caches;
+  std::int64_t slab_bytes = 0;        // all slab memory at the end of the window
+  std::uint64_t alloc_failures = 0;   // allocations that found no memory
 };
 
 // Throws ConfigError for inputs that cannot run, std::runtime_error if the simulation itself

@@ -23,7 +23,53 @@ int find_decl(const std::vector<Decl>& decls, const JsonView& name_v, const char
   name_v.fail(fmt::format("no {} named '{}' is declared", what, name));
 }
 
-std::vector<Step> parse_steps(const JsonView& arr, const Program& p, int depth) {
+int cache_index(const JsonView& v, Program& p) {
+  auto name = v.str();
+  for (std::size_t i = 0; i < p.caches.size(); ++i)
+    if (p.caches[i] == name) return static_cast<int>(i);
+  p.caches.push_back(name);
+  p.cache_paths.push_back(v.path());
+  return static_cast<int>(p.caches.size() - 1);
+}
+
+int pool_index(const JsonView& v, const Program& p) {
+  auto name = v.str();
+  for (std::size_t i = 0; i < p.pools.size(); ++i)
+    if (p.pools[i].name == name) return static_cast<int>(i);
+  v.fail(fmt::format("no pool named '{}' is declared", name));
+}
+
+void parse_object_step(const JsonView& v, Step& s, Program& p) {
+  s.cache = cache_index(v.at("cache"), p);
+  s.pool = pool_index(v.at("pool"), p);
+  if (auto c = v.find("count")) s.count = static_cast<int>(c->integer_in(1, 100000));
+  if (auto k = v.find("keep")) {
+    if (s.op != StepOp::Free && s.op != StepOp::FreeBulk) k->fail("only frees keep objects back");
+    s.keep = static_cast<int>(k->integer_in(0, 10000000));
+  }
+  bool alloc = s.op == StepOp::Alloc || s.op == StepOp::AllocBulk;
+  if (auto node = v.find("node")) {
+    if (s.op != StepOp::Alloc) node->fail("only alloc takes a node");
+    if (node->raw().is_string()) {
+      if (node->str() != "local") node->fail("a node is a number or \"local\"");
+      s.node = -2;
+    } else {
+      s.node = static_cast<int>(node->integer_in(0, 4095));
+    }
+  }
+  if (auto to = v.find("to")) {
+    if (!alloc) to->fail("only allocations take a destination pool");
+    auto t = to->str();
+    if (t == "next-node") {
+      if (p.pools[s.pool].scope != Scope::Node) to->fail("next-node needs a node-scoped pool");
+      s.to_next_node = true;
+    } else if (t != "own") {
+      to->fail(fmt::format("unknown destination '{}' (own, next-node)", t));
+    }
+  }
+}
+
+std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth) {
   if (depth > 8) arr.fail("locks nest deeper than 8");
   std::vector<Step> out;
   for (std::size_t i = 0; i < arr.size(); ++i) {
@@ -55,8 +101,15 @@ std::vector<Step> parse_steps(const JsonView& arr, const Program& p, int depth) 
         if (!s.write && s.kind == LockKind::Spinlock) m->fail("a spinlock has no read mode");
       }
       s.body = parse_steps(v.at("body"), p, depth + 1);
+    } else if (op == "alloc" || op == "free" || op == "alloc_bulk" || op == "free_bulk") {
+      s.op = op == "alloc" ? StepOp::Alloc
+             : op == "free" ? StepOp::Free
+             : op == "alloc_bulk" ? StepOp::AllocBulk
+                                  : StepOp::FreeBulk;
+      parse_object_step(v, s, p);
     } else {
-      v.at("op").fail(fmt::format("unknown op '{}' (work, touch, lock)", op));
+      v.at("op").fail(fmt::format(
+          "unknown op '{}' (work, touch, lock, alloc, free, alloc_bulk, free_bulk)", op));
     }
     out.push_back(std::move(s));
   }
@@ -85,6 +138,14 @@ Program parse_workload(const json& doc, const std::string& file) {
       else v.at("kind").fail(fmt::format("unknown lock kind '{}' (spinlock, rwsem)", kind));
       d.scope = parse_scope(v.at("scope"));
       p.locks.push_back(d);
+    }
+  }
+  if (auto pools = root.find("pools")) {
+    for (const auto& name : pools->keys()) {
+      PoolDecl d;
+      d.name = name;
+      d.scope = parse_scope(pools->at(name).at("scope"));
+      p.pools.push_back(d);
     }
   }
   if (auto lines = root.find("lines")) {

@@ -76,12 +76,12 @@ TEST_CASE("job: --set changes any config parameter and rejects unknown ones") {
 
 TEST_CASE("job: kernels and capacities multiply into variants") {
   auto req = small_request();
-  req.kernel = "v6.17,v7.0";
+  req.kernel = "v6.7,v6.17";
   req.sheaf_capacity = "32,64";
   Job j = resolve_job(req);
   REQUIRE(j.variants.size() == 4);
-  CHECK(j.variants[0].label == "v6.17_sheaf_capacity=32");
-  CHECK(j.variants[3].label == "v7.0_sheaf_capacity=64");
+  CHECK(j.variants[0].label == "v6.7_sheaf_capacity=32");
+  CHECK(j.variants[3].label == "v6.17_sheaf_capacity=64");
   req.kernel = "v9.9";
   CHECK_THROWS_AS(resolve_job(req), ConfigError);
 }

@@ -4,12 +4,18 @@
 //   work   {ns, distribution: fixed | exponential}  CPU-private time (a syscall's non-slab part)
 //   touch  {line, access: read | write}             a shared cache line
 //   lock   {lock, mode: write | read, body: [...]}  hold a lock around the body
+//   alloc  {cache, pool, count, node, to}           kmem_cache_alloc(_node) into a pool
+//   free   {cache, pool, count, keep}               kmem_cache_free of the pool's oldest objects,
+//                                                   leaving at least `keep` in the pool
+//   alloc_bulk / free_bulk {cache, pool, count}     kmem_cache_alloc_bulk / kmem_cache_free_bulk
 //
 // Shared objects are declared with a scope that says who shares them:
 //   node   one per NUMA node, homed there; a task uses its own node's
 //   global one for the machine, homed on node 0
 //   mm     one per address space: per task in process mode, one for all in thread mode
 //   task   private to each task
+// Object pools are FIFO queues of allocated objects with the same scopes; `to: next-node` puts
+// objects into the pool of the next node, so they are freed by CPUs of another node.
 #pragma once
 #include <string>
 #include <vector>
@@ -20,7 +26,7 @@ namespace slubsim {
 
 enum class Scope { Node, Global, Mm, Task };
 enum class LockKind { Spinlock, Rwsem };
-enum class StepOp { Work, Touch, Lock };
+enum class StepOp { Work, Touch, Lock, Alloc, Free, AllocBulk, FreeBulk };
 
 struct Step {
   StepOp op = StepOp::Work;
@@ -30,6 +36,17 @@ struct Step {
   bool write = true;         // touch: store; lock: rwsem writer
   LockKind kind = LockKind::Spinlock;  // lock: copied from the declaration
   std::vector<Step> body;    // lock
+  int cache = -1;            // alloc/free: index into Program::caches
+  int pool = -1;             // alloc/free: pool index
+  int count = 1;             // objects per step
+  int keep = 0;              // free: leave at least this many objects in the pool
+  int node = -1;             // alloc: kmem_cache_alloc_node target, -1 = NUMA_NO_NODE, -2 = local
+  bool to_next_node = false; // alloc: into the next node's pool instance
+};
+
+struct PoolDecl {
+  std::string name;
+  Scope scope = Scope::Task;
 };
 
 struct LockDecl {
@@ -43,6 +60,7 @@ struct LineDecl {
   Scope scope = Scope::Node;
 };
 
+
 struct Program {
   std::string name;
   std::string file;
@@ -50,6 +68,9 @@ struct Program {
   int ops_per_iteration = 1;  // will-it-scale counter step (brk1 counts 2 per loop)
   std::vector<LockDecl> locks;
   std::vector<LineDecl> lines;
+  std::vector<PoolDecl> pools;
+  std::vector<std::string> caches;      // cache names the steps use
+  std::vector<std::string> cache_paths; // where each is first named in the file (for errors)
   std::vector<Step> steps;
 };
 

@@ -73,6 +73,60 @@ Co<void> run_locked(Exec& e, const Step& s, TaskBinding& b) {
   }
 }
 
+Co<void> alloc_objects(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+  int node = s.node == -2 ? e.node() : s.node;
+  std::vector<void*> got;
+  got.reserve(static_cast<std::size_t>(s.count));
+  for (int i = 0; i < s.count; ++i) {
+    void* obj = b.slub->alloc_fast(e, cache, node);
+    if (!obj) obj = co_await b.slub->alloc(e, cache, node);
+    if (obj) got.push_back(obj);
+    else ++b.alloc_failures;
+  }
+  // The step's objects enter the pool in one access (a batched enqueue).
+  if (pool.shared && !got.empty()) co_await e.write(pool.line);
+  pool.objects.insert(pool.objects.end(), got.begin(), got.end());
+}
+
+Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  Pool& pool = *b.pools[s.pool];
+  // Take up to `count` objects in one access (a batched dequeue), then free them one by one.
+  if (pool.shared) co_await e.write(pool.line);
+  std::vector<void*> objs;
+  while (objs.size() < static_cast<std::size_t>(s.count) &&
+         pool.objects.size() > static_cast<std::size_t>(s.keep)) {
+    objs.push_back(pool.objects.front());
+    pool.objects.pop_front();
+  }
+  for (void* obj : objs)
+    if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
+}
+
+Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  std::vector<void*> objs(static_cast<std::size_t>(s.count));
+  if (s.op == StepOp::AllocBulk) {
+    Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+    std::size_t got = co_await b.slub->alloc_bulk(e, cache, objs.size(), objs.data());
+    if (got == 0) ++b.alloc_failures;
+    if (pool.shared && got) co_await e.write(pool.line);
+    for (std::size_t i = 0; i < got; ++i) pool.objects.push_back(objs[i]);
+  } else {
+    Pool& pool = *b.pools[s.pool];
+    if (pool.shared) co_await e.write(pool.line);
+    std::size_t avail = pool.objects.size() > static_cast<std::size_t>(s.keep) ? pool.objects.size() - s.keep : 0;
+    std::size_t n = std::min(objs.size(), avail);
+    for (std::size_t i = 0; i < n; ++i) {
+      objs[i] = pool.objects.front();
+      pool.objects.pop_front();
+    }
+    if (n) co_await b.slub->free_bulk(e, cache, n, objs.data());
+  }
+}
+
 Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
   for (const Step& s : steps) {
     switch (s.op) {
@@ -89,15 +143,27 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
       case StepOp::Lock:
         co_await run_locked(e, s, b);
         break;
+      case StepOp::Alloc:
+        co_await alloc_objects(e, s, b);
+        break;
+      case StepOp::Free:
+        co_await free_objects(e, s, b);
+        break;
+      case StepOp::AllocBulk:
+      case StepOp::FreeBulk:
+        co_await bulk(e, s, b);
+        break;
     }
   }
 }
 
 }  // namespace
 
-std::vector<TaskBinding> bind_program(const Program& p, Shared& shared, Mode mode,
-                                      const std::vector<int>& task_node) {
-  std::vector<TaskBinding> out(task_node.size());
+BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
+                          const std::vector<int>& task_node, int nr_nodes, slub::Slub* slub) {
+  BoundProgram bound;
+  auto& out = bound.tasks;
+  out.resize(task_node.size());
   // Instances are created in declaration order, then by key, so ids are deterministic.
   for (const auto& decl : p.locks)
     bind_scope(decl.scope, mode, task_node, out, &TaskBinding::locks,
@@ -109,7 +175,38 @@ std::vector<TaskBinding> bind_program(const Program& p, Shared& shared, Mode mod
   for (const auto& decl : p.lines)
     bind_scope(decl.scope, mode, task_node, out, &TaskBinding::lines,
                [&](const std::string&, int home) { return shared.new_line(decl.name, home).v; });
-  return out;
+  for (const auto& decl : p.pools) {
+    // One instance per key; node-scoped pools get every node's instance so that `next-node`
+    // has a target even where no task runs.
+    std::map<int, Pool*> made;
+    auto instance = [&](int key) {
+      auto it = made.find(key);
+      if (it == made.end()) {
+        auto pool = std::make_unique<Pool>();
+        pool->shared = decl.scope != Scope::Task && !(decl.scope == Scope::Mm && mode == Mode::Process);
+        if (pool->shared)
+          pool->line = shared.new_line("pool", home_node(decl.scope, key, task_node[0]));
+        bound.pools.push_back(std::move(pool));
+        it = made.emplace(key, bound.pools.back().get()).first;
+      }
+      return it->second;
+    };
+    for (std::size_t t = 0; t < task_node.size(); ++t) {
+      int key = instance_key(decl.scope, mode, static_cast<int>(t), task_node[t]);
+      out[t].pools.push_back(instance(key));
+      out[t].next_pools.push_back(decl.scope == Scope::Node ? instance((task_node[t] + 1) % nr_nodes)
+                                                            : instance(key));
+    }
+  }
+  for (auto& t : out) {
+    t.slub = slub;
+    for (const auto& name : p.caches) {
+      slub::KmemCache* c = slub ? slub->find(name) : nullptr;
+      if (!c) throw std::invalid_argument("workload uses cache '" + name + "' which is not configured");
+      t.caches.push_back(c);
+    }
+  }
+  return bound;
 }
 
 Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, Time stop) {

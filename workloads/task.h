@@ -1,11 +1,14 @@
 // Running a Program as one task: the will-it-scale loop.
 #pragma once
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <vector>
 
 #include "models/co.h"
 #include "models/exec.h"
 #include "models/random.h"
+#include "models/slub/slub.h"
 #include "workloads/program.h"
 
 namespace slubsim {
@@ -23,19 +26,38 @@ struct Counter {
   }
 };
 
-// A task's view of the program's shared objects: the instance of each declared lock and line
-// that this task uses (chosen by scope), and its random stream.
+// A FIFO of allocated objects. Pools shared between tasks have a cache line: every push and pop
+// is a shared access, made in global time order and priced like any contended line.
+struct Pool {
+  std::deque<void*> objects;
+  LineId line;
+  bool shared = false;
+};
+
+// A task's view of the program's shared objects: the instance of each declared lock, line and
+// pool that this task uses (chosen by scope), the caches, and its random stream.
 struct TaskBinding {
   std::vector<std::uint32_t> locks;  // SpinLockId or RwsemId value, by declaration index
   std::vector<std::uint32_t> lines;
+  std::vector<Pool*> pools;          // own instance
+  std::vector<Pool*> next_pools;     // the next node's instance (node-scoped pools)
+  std::vector<slub::KmemCache*> caches;  // by Program::caches index
+  slub::Slub* slub = nullptr;
   Random rng;
   Counter counter;
+  std::uint64_t alloc_failures = 0;
+};
+
+// Every instance of a run's shared objects, and each task's binding to them.
+struct BoundProgram {
+  std::vector<std::unique_ptr<Pool>> pools;
+  std::vector<TaskBinding> tasks;
 };
 
 // Instantiate every declared object for a run and bind each task to its instances.
-// task_node[i] is the node of task i's CPU.
-std::vector<TaskBinding> bind_program(const Program& p, Shared& shared, Mode mode,
-                                      const std::vector<int>& task_node);
+// task_node[i] is the node of task i's CPU. slub may be null for programs without caches.
+BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
+                          const std::vector<int>& task_node, int nr_nodes, slub::Slub* slub);
 
 // The task loop: run the program until the task's clock passes `stop`.
 Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, Time stop);

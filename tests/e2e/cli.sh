@@ -8,7 +8,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # The embedded default job prints a table.
 "$bin" --help >/dev/null
-"$bin" run --help | grep -q -- "--sheaf-capacity" || fail "run --help lacks an option"
+help=$("$bin" run --help)
+for opt in --topology --workload --mode --nr-task --kernel --sheaf-capacity --set --runs --seed --duration --warmup --out --jobs --validate; do
+  grep -q -- "$opt" <<<"$help" || fail "run --help lacks $opt"
+done
 
 args=(run --topology small-2s-8c --workload lock-standin --nr-task 1,4,8 --duration 2ms --warmup 200us --quiet)
 "$bin" "${args[@]}" > "$tmp/stdout.json"
@@ -37,12 +40,12 @@ assert "lock_stat.node_lock.acquisitions" in stats
 PY
 
 # Thread mode uses the threads keys.
-"$bin" run --topology small-2s-8c --workload rwsem-standin --mode thread --nr-task 8 --duration 1ms --warmup 100us --quiet \
-  | grep -q '"will-it-scale.8.threads"' || fail "thread mode keys"
+thread=$("$bin" run --topology small-2s-8c --workload rwsem-standin --mode thread --nr-task 8 --duration 1ms --warmup 100us --quiet)
+grep -q '"will-it-scale.8.threads"' <<<"$thread" || fail "thread mode keys"
 
 # A kernel and capacity sweep writes one directory per variant.
-"$bin" "${args[@]}" --kernel v6.17,v7.0 --sheaf-capacity 32,64 --out "$tmp/sweep"
-for v in v6.17_sheaf_capacity=32 v6.17_sheaf_capacity=64 v7.0_sheaf_capacity=32 v7.0_sheaf_capacity=64; do
+"$bin" "${args[@]}" --kernel v6.7,v6.17 --sheaf-capacity 32,64 --out "$tmp/sweep"
+for v in v6.7_sheaf_capacity=32 v6.7_sheaf_capacity=64 v6.17_sheaf_capacity=32 v6.17_sheaf_capacity=64; do
   [ -f "$tmp/sweep/$v/stats.json" ] || fail "missing $v"
 done
 echo "e2e.cli: all checks passed"

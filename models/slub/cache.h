@@ -1,0 +1,54 @@
+// struct kmem_cache and what hangs off it: the per-node state (kmem_cache_node) and, for the
+// cpu-partial front-ends, the per-CPU state (kmem_cache_cpu).
+//
+// Lock order (mm/slub.c, 6.8+): cpu_slab->lock (a local lock, free in this model: one task per
+// CPU) -> node->list_lock -> slab freelist cmpxchg. kmem_cache_node puts list_lock, nr_partial
+// and the partial list head on one cache line, with the CONFIG_SLUB_DEBUG slab counters next to
+// them; the model prices all of them as that one line (Shared::lock_line of list_lock).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/exec.h"
+#include "models/random.h"
+#include "models/slub/geometry.h"
+#include "models/slub/params.h"
+#include "models/slub/slab.h"
+#include "models/slub/stats.h"
+
+namespace slubsim::slub {
+
+struct KmemCacheNode {
+  SpinLockId list_lock;
+  LineId line;  // list_lock's line: nr_partial, the list head, nr_slabs, total_objects
+  Slab* partial_head = nullptr;
+  Slab* partial_tail = nullptr;
+  std::uint32_t nr_partial = 0;
+  std::int64_t nr_slabs = 0;
+  std::int64_t total_objects = 0;
+};
+
+struct KmemCacheCpu {
+  void* freelist = nullptr;  // lockless freelist of the cpu slab
+  Slab* slab = nullptr;      // the active (frozen) cpu slab
+  Slab* partial = nullptr;   // cpu partial list, linked by Slab::next
+  std::uint64_t tid = 0;
+};
+
+struct KmemCache {
+  int index = 0;
+  CacheSpec spec;
+  Geometry geo;
+  std::vector<KmemCacheNode> node;
+  std::vector<KmemCacheCpu> cpu;
+  std::vector<std::uint32_t> random_seq;  // CONFIG_SLAB_FREELIST_RANDOM object order
+  StatCounters stats{};
+  std::int64_t slabs_allocated = 0;  // slabs alive now, all nodes
+
+  const std::string& name() const { return spec.name; }
+  void stat(Stat s, std::uint64_t n = 1) { stats[static_cast<int>(s)] += n; }
+  std::size_t slab_bytes() const { return geo.slab_bytes(); }
+};
+
+}  // namespace slubsim::slub

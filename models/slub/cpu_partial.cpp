@@ -1,0 +1,518 @@
+// Front-end A: the cpu slab and the cpu partial list (mm/slub.c up to 6.19; 6.17 and 6.7 here).
+//
+// Per CPU (kmem_cache_cpu): a frozen cpu slab whose free objects sit on the lockless cpu
+// freelist, and a singly linked cpu partial list of slabs with free objects.
+//
+// Slab states (delayed freezing, 6.8+; slub-algorithms.md §1.1):
+//   cpu slab      frozen, owned by one CPU; remote frees land on slab->freelist (FREE_FROZEN)
+//   cpu partial   !frozen, !on_partial, on some CPU's partial list
+//   node partial  !frozen, on_partial, on kmem_cache_node.partial
+//   full          !frozen, !on_partial, freelist empty: on no list
+// Eager freezing (<= 6.7): cpu partial slabs are frozen too; taking slabs from the node list
+// freezes each with a cmpxchg under list_lock (acquire_slab), and draining the cpu partial list
+// unfreezes each with a cmpxchg under list_lock.
+//
+// Locks, in order: the cpu's local lock (free here: one task per CPU, no interrupts), then
+// node->list_lock (a queued spinlock homed on the node), then the slab's freelist cmpxchg (a
+// write of the slab's line). list_lock is taken by get_partial_node, __put_partials,
+// deactivate_slab (to list the slab) and __slab_free (full/empty transitions only).
+#include <fmt/format.h>
+
+#include "models/slub/slub.h"
+
+namespace slubsim::slub {
+
+namespace {
+
+class CpuPartial final : public Frontend {
+ public:
+  CpuPartial(Slub& slub, bool eager) : slub_(slub), eager_(eager), c_(slub.costs()) {}
+
+  // slab_alloc_node fast path: pop the cpu freelist of a matching cpu slab.
+  void* alloc_fast(Exec& e, KmemCache& s, int node) override {
+    KmemCacheCpu& c = s.cpu[e.cpu()];
+    void* obj = c.freelist;
+    if (!obj || !c.slab || (node != kNoNode && c.slab->node != node)) return nullptr;
+    c.freelist = get_freepointer(s.geo.offset, obj);
+    ++c.tid;
+    e.spend(c_.alloc_fastpath);
+    s.stat(Stat::ALLOC_FASTPATH);
+    return obj;
+  }
+
+  // do_slab_free fast path: only objects of this CPU's current cpu slab.
+  bool free_fast(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
+    return free_to_cpu_slab(e, s, slab, obj, obj, 1);
+  }
+
+  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node) override {
+    co_return co_await slab_alloc(e, s, node);
+  }
+
+  Co<void> free_slow(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
+    set_freepointer(s.geo.offset, obj, nullptr);
+    co_await slab_free(e, s, slab, obj, obj, 1);
+  }
+
+  // __kmem_cache_alloc_bulk: pop the cpu freelist, entering the slow path when it runs dry.
+  Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    KmemCacheCpu& c = s.cpu[e.cpu()];
+    for (std::size_t i = 0; i < n; ++i) {
+      void* obj = c.freelist;
+      if (!obj) {
+        ++c.tid;
+        obj = co_await slab_alloc(e, s, kNoNode);
+        if (!obj) {
+          // Free what we got and fail the whole call, as the kernel does.
+          co_await free_bulk(e, s, i, p);
+          co_return 0;
+        }
+      } else {
+        c.freelist = get_freepointer(s.geo.offset, obj);
+        e.spend(c_.alloc_fastpath);
+        s.stat(Stat::ALLOC_FASTPATH);
+      }
+      p[i] = obj;
+    }
+    ++c.tid;
+    co_return n;
+  }
+
+  // kmem_cache_free_bulk: detached freelists, one do_slab_free per group.
+  Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    std::vector<void*> objs(p, p + n);
+    std::size_t size = n;
+    while (size) {
+      Detached df;
+      size = build_detached_freelist(e, s, objs, size, df);
+      if (!df.slab) continue;
+      if (!free_to_cpu_slab(e, s, df.slab, df.head, df.tail, df.cnt))
+        co_await slab_free(e, s, df.slab, df.head, df.tail, df.cnt);
+    }
+  }
+
+  // flush_cpu_slab: deactivate the cpu slab, drain the cpu partial list.
+  Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu) override {
+    KmemCacheCpu& c = s.cpu[cpu];
+    if (c.slab) {
+      Slab* slab = c.slab;
+      void* freelist = c.freelist;
+      c.slab = nullptr;
+      c.freelist = nullptr;
+      ++c.tid;
+      s.stat(Stat::CPUSLAB_FLUSH);
+      co_await deactivate_slab(e, s, slab, freelist);
+    }
+    if (c.partial) {
+      Slab* list = c.partial;
+      c.partial = nullptr;
+      co_await put_partials(e, s, list);
+    }
+  }
+
+  void cpu_objects(const KmemCache& s, int cpu, std::vector<void*>& out) const override {
+    for (void* p = s.cpu[cpu].freelist; p; p = get_freepointer(s.geo.offset, p)) out.push_back(p);
+  }
+
+ private:
+  struct Detached {
+    Slab* slab = nullptr;
+    void* head = nullptr;
+    void* tail = nullptr;
+    std::uint32_t cnt = 0;
+  };
+
+  bool cpu_partial_on(const KmemCache& s) const { return s.geo.cpu_partial > 0; }
+
+  bool free_to_cpu_slab(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail,
+                        std::uint32_t cnt) {
+    KmemCacheCpu& c = s.cpu[e.cpu()];
+    if (slab != c.slab) return false;
+    set_freepointer(s.geo.offset, tail, c.freelist);
+    c.freelist = head;
+    ++c.tid;
+    e.spend(c_.free_fastpath * cnt);
+    s.stat(Stat::FREE_FASTPATH, cnt);
+    return true;
+  }
+
+  // build_detached_freelist: group objects of the last pointer's slab, scanning backwards and
+  // giving up after three look-ahead misses. Returns how many entries remain to process.
+  std::size_t build_detached_freelist(Exec& e, KmemCache& s, std::vector<void*>& p,
+                                      std::size_t size, Detached& df) {
+    void* object;
+    do {
+      object = p[--size];
+    } while (!object && size);
+    if (!object) return 0;
+    df.slab = slub_.virt_to_slab(object);
+    set_freepointer(s.geo.offset, object, nullptr);
+    df.head = df.tail = object;
+    df.cnt = 1;
+    e.spend(c_.freelist_build_per_object);
+    int lookahead = 3;
+    std::size_t first_skipped = 0;
+    while (size) {
+      object = p[--size];
+      if (!object) continue;
+      if (slub_.virt_to_slab(object) == df.slab) {
+        set_freepointer(s.geo.offset, object, df.head);
+        df.head = object;
+        ++df.cnt;
+        p[size] = nullptr;
+        e.spend(c_.freelist_build_per_object);
+        continue;
+      }
+      if (!--lookahead) break;
+      if (!first_skipped) first_skipped = size + 1;
+    }
+    return first_skipped;
+  }
+
+  // ___slab_alloc (6.8-6.17; <= 6.7 where eager_ says so).
+  Co<void*> slab_alloc(Exec& e, KmemCache& s, int node) {
+    KmemCacheCpu& c = s.cpu[e.cpu()];
+    s.stat(Stat::ALLOC_SLOWPATH);
+    e.spend(c_.slowpath_entry);
+    void* freelist = nullptr;
+    Slab* slab = c.slab;
+
+    if (slab) {
+      if (node != kNoNode && slab->node != node) {
+        s.stat(Stat::ALLOC_NODE_MISMATCH);
+        void* cpu_freelist = c.freelist;
+        c.slab = nullptr;
+        c.freelist = nullptr;
+        ++c.tid;
+        co_await deactivate_slab(e, s, slab, cpu_freelist);
+      } else if (c.freelist) {
+        freelist = c.freelist;
+        co_return load_freelist(s, c, freelist);
+      } else {
+        // get_freelist: take the slab's own freelist (remote frees) in one cmpxchg.
+        co_await e.write(slab->line);
+        freelist = take_freelist(slab, slab->freelist != nullptr);
+        if (!freelist) {
+          c.slab = nullptr;
+          ++c.tid;
+          s.stat(Stat::DEACTIVATE_BYPASS);
+        } else {
+          s.stat(Stat::ALLOC_REFILL);
+          co_return load_freelist(s, c, freelist);
+        }
+      }
+    }
+
+    // new_slab: the cpu partial list first.
+    while (c.partial) {
+      slab = c.partial;
+      c.partial = slab->next;
+      if (c.partial) c.partial->slabs = slab->slabs - 1;
+      slab->next = nullptr;
+      s.stat(Stat::CPU_PARTIAL_ALLOC);
+      if (node != kNoNode && slab->node != node) {
+        slab->slabs = 1;
+        co_await put_partials(e, s, slab);
+        continue;
+      }
+      if (eager_) {
+        // Already frozen: take its freelist.
+        co_await e.write(slab->line);
+        freelist = take_freelist(slab, true);
+      } else {
+        freelist = co_await freeze_slab(e, slab);
+      }
+      if (freelist) co_return install(s, c, slab, freelist);
+      // An eagerly frozen slab can be empty of free objects: it becomes a full unfrozen slab.
+      slab->frozen = false;
+    }
+
+    // get_partial: this node's list (first pass restricted to the node if one was asked for).
+    int search = node == kNoNode ? e.node() : node;
+    slab = co_await get_partial_node(e, s, s.node[search], &freelist);
+    if (!slab && node == kNoNode) slab = co_await get_any_partial(e, s, search, &freelist);
+    if (slab) {
+      if (!eager_) freelist = co_await freeze_slab(e, slab);
+      co_return install(s, c, slab, freelist);
+    }
+
+    // A new slab (the first pass for a node request stays on that node).
+    slab = co_await slub_.new_slab(e, s, node, node != kNoNode);
+    if (!slab && node != kNoNode) slab = co_await slub_.new_slab(e, s, node, false);
+    if (!slab) co_return nullptr;
+    s.stat(Stat::ALLOC_SLAB);
+    // Nobody else can see the slab yet: no cmpxchg.
+    freelist = slab->freelist;
+    slab->freelist = nullptr;
+    slab->inuse = slab->objects;
+    slab->frozen = true;
+    ++slab->seq;
+    co_return install(s, c, slab, freelist);
+  }
+
+  void* install(KmemCache& s, KmemCacheCpu& c, Slab* slab, void* freelist) {
+    c.slab = slab;
+    return load_freelist(s, c, freelist);
+  }
+
+  void* load_freelist(KmemCache& s, KmemCacheCpu& c, void* freelist) {
+    c.freelist = get_freepointer(s.geo.offset, freelist);
+    ++c.tid;
+    return freelist;
+  }
+
+  // The slab's whole freelist moves to the caller: inuse = objects, frozen as given.
+  static void* take_freelist(Slab* slab, bool frozen) {
+    void* fl = slab->freelist;
+    slab->freelist = nullptr;
+    slab->inuse = slab->objects;
+    slab->frozen = frozen;
+    ++slab->seq;
+    return fl;
+  }
+
+  // freeze_slab (6.8+): one cmpxchg outside list_lock.
+  Co<void*> freeze_slab(Exec& e, Slab* slab) {
+    co_await e.write(slab->line);
+    co_return take_freelist(slab, true);
+  }
+
+  // get_partial_node: under list_lock, take the first slab for the cpu and more for the cpu
+  // partial list, up to cpu_partial_slabs / 2 extra. <= 6.7 freezes each with a cmpxchg here
+  // and hands the first slab's freelist back in *freelist.
+  Co<Slab*> get_partial_node(Exec& e, KmemCache& s, KmemCacheNode& n, void** freelist) {
+    co_await e.read(n.line);  // racy nr_partial pre-check
+    if (n.nr_partial == 0) co_return nullptr;
+    co_await e.lock(n.list_lock);
+    Slab* first = nullptr;
+    std::uint32_t extra = 0;
+    for (Slab* slab = n.partial_head; slab;) {
+      Slab* next = slab->next_node;
+      co_await slub_.remove_partial(e, n, slab);
+      if (eager_) {
+        // acquire_slab: freeze it; the first one gives its freelist to the cpu.
+        co_await e.write(slab->line);
+        if (!first) *freelist = take_freelist(slab, true);
+        else {
+          slab->frozen = true;
+          ++slab->seq;
+        }
+      }
+      if (!first) {
+        first = slab;
+        s.stat(Stat::ALLOC_FROM_PARTIAL);
+        if (s.geo.cpu_partial_slabs == 0) break;
+      } else {
+        co_await put_cpu_partial(e, s, slab, false);
+        s.stat(Stat::CPU_PARTIAL_NODE);
+        ++extra;
+      }
+      if (!cpu_partial_on(s) || extra > s.geo.cpu_partial_slabs / 2) break;
+      slab = next;
+    }
+    co_await e.unlock(n.list_lock);
+    co_return first;
+  }
+
+  // get_any_partial: other nodes in distance order, gated by remote_node_defrag_ratio, and only
+  // nodes holding more than min_partial slabs.
+  Co<Slab*> get_any_partial(Exec& e, KmemCache& s, int local, void** freelist) {
+    int ratio = slub_.params().features.remote_node_defrag_ratio;
+    if (ratio == 0 || static_cast<int>(slub_.rng(e.cpu()).below(1024)) > ratio) co_return nullptr;
+    for (int n : slub_.params().numa.fallback[local]) {
+      if (n == local) continue;
+      KmemCacheNode& kn = s.node[n];
+      co_await e.read(kn.line);
+      if (kn.nr_partial <= s.geo.min_partial) continue;
+      Slab* slab = co_await get_partial_node(e, s, kn, freelist);
+      if (slab) co_return slab;
+    }
+    co_return nullptr;
+  }
+
+  // put_cpu_partial: push onto this CPU's partial list; with drain, a full list is first
+  // detached whole and flushed to the node lists.
+  Co<void> put_cpu_partial(Exec& e, KmemCache& s, Slab* slab, bool drain) {
+    KmemCacheCpu& c = s.cpu[e.cpu()];
+    Slab* old = c.partial;
+    Slab* to_put = nullptr;
+    if (old && drain && old->slabs >= s.geo.cpu_partial_slabs) {
+      to_put = old;
+      old = nullptr;
+    }
+    slab->slabs = (old ? old->slabs : 0) + 1;
+    slab->next = old;
+    c.partial = slab;
+    if (to_put) {
+      co_await put_partials(e, s, to_put);
+      s.stat(Stat::CPU_PARTIAL_DRAIN);
+    }
+  }
+
+  // __put_partials: each slab to its node's partial list (tail), taking list_lock per node run;
+  // empty slabs beyond min_partial are discarded after the lock is dropped.
+  Co<void> put_partials(Exec& e, KmemCache& s, Slab* list) {
+    KmemCacheNode* n = nullptr;
+    std::vector<Slab*> discard;
+    while (list) {
+      Slab* slab = list;
+      list = slab->next;
+      slab->next = nullptr;
+      KmemCacheNode* want = &s.node[slab->node];
+      if (want != n) {
+        if (n) co_await e.unlock(n->list_lock);
+        n = want;
+        co_await e.lock(n->list_lock);
+      }
+      if (eager_) {
+        co_await e.write(slab->line);  // unfreeze cmpxchg under list_lock
+        slab->frozen = false;
+        ++slab->seq;
+      }
+      if (slab->inuse == 0 && n->nr_partial >= s.geo.min_partial) {
+        discard.push_back(slab);
+      } else {
+        co_await slub_.add_partial(e, *n, slab, true);
+        s.stat(Stat::FREE_ADD_PARTIAL);
+      }
+    }
+    if (n) co_await e.unlock(n->list_lock);
+    for (Slab* slab : discard) {
+      s.stat(Stat::DEACTIVATE_EMPTY);
+      co_await slub_.discard_slab(e, s, slab);
+      s.stat(Stat::FREE_SLAB);
+    }
+  }
+
+  // deactivate_slab: give the cpu freelist back to the slab, unfreeze it, and list it.
+  Co<void> deactivate_slab(Exec& e, KmemCache& s, Slab* slab, void* freelist) {
+    KmemCacheNode& n = s.node[slab->node];
+    bool tail = false;
+    if (slab->freelist) {
+      s.stat(Stat::DEACTIVATE_REMOTE_FREES);
+      tail = true;
+    }
+    // Walk the cpu freelist: count it and find its tail (outside any lock).
+    std::uint32_t free_delta = 0;
+    void* last = nullptr;
+    for (void* p = freelist; p; p = get_freepointer(s.geo.offset, p)) {
+      ++free_delta;
+      last = p;
+    }
+    e.spend(c_.freelist_walk_per_object * free_delta);
+    bool will_list = freelist || slab->freelist;
+    bool locked = false;
+    if (eager_ && will_list) {
+      // <= 6.7 takes list_lock before the cmpxchg when the slab is going to a list.
+      co_await e.lock(n.list_lock);
+      locked = true;
+    }
+    co_await e.write(slab->line);
+    if (last) set_freepointer(s.geo.offset, last, slab->freelist);
+    if (freelist) slab->freelist = freelist;
+    slab->inuse -= free_delta;
+    slab->frozen = false;
+    ++slab->seq;
+
+    co_await e.read(n.line);  // nr_partial
+    if (slab->inuse == 0 && n.nr_partial >= s.geo.min_partial) {
+      if (locked) co_await e.unlock(n.list_lock);
+      s.stat(Stat::DEACTIVATE_EMPTY);
+      co_await slub_.discard_slab(e, s, slab);
+      s.stat(Stat::FREE_SLAB);
+    } else if (slab->freelist) {
+      if (!locked) co_await e.lock(n.list_lock);
+      co_await slub_.add_partial(e, n, slab, tail);
+      co_await e.unlock(n.list_lock);
+      s.stat(tail ? Stat::DEACTIVATE_TO_TAIL : Stat::DEACTIVATE_TO_HEAD);
+    } else {
+      if (locked) co_await e.unlock(n.list_lock);
+      s.stat(Stat::DEACTIVATE_FULL);
+    }
+  }
+
+  // __slab_free: the lockless free of cnt objects (head..tail) into a slab that is not this
+  // CPU's cpu slab. A read of the slab's line snapshots (freelist, counters); list_lock is taken
+  // speculatively for transitions that touch the node list; the cmpxchg fails (and the loop
+  // retries) if the slab changed since the snapshot.
+  Co<void> slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
+    s.stat(Stat::FREE_SLOWPATH);
+    e.spend(c_.free_slowpath_entry);
+    KmemCacheNode* n = nullptr;
+    void* prior = nullptr;
+    bool was_frozen = false, on_node_partial = false, froze_it = false;
+    std::uint32_t new_inuse = 0;
+    while (true) {
+      co_await e.read(slab->line);
+      std::uint64_t seq = slab->seq;
+      prior = slab->freelist;
+      was_frozen = slab->frozen;
+      new_inuse = slab->inuse - cnt;
+      n = nullptr;
+      froze_it = false;
+      if ((new_inuse == 0 || !prior) && !was_frozen) {
+        if (!cpu_partial_on(s) || prior) {
+          n = &s.node[slab->node];
+          co_await e.lock(n->list_lock);
+        } else if (eager_) {
+          froze_it = true;  // <= 6.7: a full slab's first free freezes it for the cpu partial list
+        }
+      }
+      co_await e.write(slab->line);
+      if (slab->seq != seq) {
+        s.stat(Stat::CMPXCHG_DOUBLE_FAIL);
+        if (n) co_await e.unlock(n->list_lock);
+        continue;
+      }
+      set_freepointer(s.geo.offset, tail, prior);
+      slab->freelist = head;
+      slab->inuse = new_inuse;
+      if (froze_it) slab->frozen = true;
+      ++slab->seq;
+      if (n) on_node_partial = slab->on_partial;
+      break;
+    }
+
+    if (!n) {
+      if (was_frozen) {
+        s.stat(Stat::FREE_FROZEN);
+      } else if (cpu_partial_on(s) && !prior) {
+        co_await put_cpu_partial(e, s, slab, true);
+        s.stat(Stat::CPU_PARTIAL_FREE);
+      }
+      co_return;
+    }
+    if (prior && !on_node_partial) {
+      // On some CPU's partial list: leave it there.
+      co_await e.unlock(n->list_lock);
+      co_return;
+    }
+    if (new_inuse == 0 && n->nr_partial >= s.geo.min_partial) {
+      if (prior) {
+        co_await slub_.remove_partial(e, *n, slab);
+        s.stat(Stat::FREE_REMOVE_PARTIAL);
+      }
+      co_await e.unlock(n->list_lock);
+      s.stat(Stat::FREE_SLAB);
+      co_await slub_.discard_slab(e, s, slab);
+      co_return;
+    }
+    if (!cpu_partial_on(s) && !prior) {
+      co_await slub_.add_partial(e, *n, slab, true);
+      s.stat(Stat::FREE_ADD_PARTIAL);
+    }
+    co_await e.unlock(n->list_lock);
+  }
+
+  Slub& slub_;
+  bool eager_;
+  const Costs& c_;
+};
+
+}  // namespace
+
+std::unique_ptr<Frontend> make_cpu_partial_frontend(Slub& slub, bool eager_freeze) {
+  return std::make_unique<CpuPartial>(slub, eager_freeze);
+}
+
+}  // namespace slubsim::slub

@@ -1,0 +1,29 @@
+// Slab geometry as kmem_cache_open computes it (mm/slub.c calculate_sizes, calculate_order,
+// set_min_partial, set_cpu_partial; slub-algorithms.md §1.2, §1.4, §2.7).
+#pragma once
+#include <cstdint>
+
+#include "models/slub/params.h"
+
+namespace slubsim::slub {
+
+struct Geometry {
+  std::uint32_t size = 0;      // stride: object plus metadata, aligned
+  std::uint32_t offset = 0;    // where the free pointer lives inside a free object
+  std::uint32_t align = 0;
+  int order = 0;               // pages per slab = 1 << order
+  std::uint32_t objects = 0;   // objects per slab
+  std::uint32_t min_partial = 0;
+  std::uint32_t cpu_partial = 0;        // objects (sysfs cpu_partial)
+  std::uint32_t cpu_partial_slabs = 0;  // slabs a cpu partial list may hold
+  std::size_t slab_bytes() const { return kPageSize << order; }
+};
+
+// nr_cpus: present CPUs. Per-cache knobs in spec override the computed values.
+Geometry compute_geometry(const CacheSpec& spec, const Features& f, int nr_cpus);
+
+// Pieces, exposed for tests.
+int get_order(std::size_t bytes);
+int calculate_order(std::uint32_t size, const Features& f, int nr_cpus);
+
+}  // namespace slubsim::slub

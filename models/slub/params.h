@@ -1,0 +1,83 @@
+// What the allocator model is told at construction: the caches, the kernel's behaviour
+// switches, the cost constants and the NUMA layout. Plain data; sim/ fills it from configs/.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/time.h"
+
+namespace slubsim::slub {
+
+constexpr int kPageShift = 12;
+constexpr std::size_t kPageSize = std::size_t{1} << kPageShift;
+constexpr int kNoNode = -1;  // NUMA_NO_NODE
+
+// A cache as kmem_cache_create is asked for it (configs/caches.json).
+struct CacheSpec {
+  std::string name;
+  std::uint32_t object_size = 0;
+  std::uint32_t align = 0;        // explicit alignment, 0 = none
+  bool hwcache_align = false;     // SLAB_HWCACHE_ALIGN
+  bool typesafe_by_rcu = false;   // SLAB_TYPESAFE_BY_RCU: empty slabs are freed after a grace period
+  bool freeptr_outside = false;   // free pointer stored after the object (RCU/ctor without freeptr_offset)
+  std::uint32_t sheaf_capacity = 0;  // explicit args.sheaf_capacity (6.18+)
+  // Per-cache knobs (sysfs cpu_partial, min_partial, order), unset = the kernel's own choice.
+  std::optional<std::uint32_t> cpu_partial;
+  std::optional<std::uint32_t> min_partial;
+  std::optional<int> order;
+};
+
+enum class FrontendKind { CpuPartialFrozen, CpuPartial, SheavesOnCpuPartial, Sheaves };
+
+struct Features {
+  FrontendKind frontend = FrontendKind::CpuPartial;
+  bool freelist_random = false;       // CONFIG_SLAB_FREELIST_RANDOM
+  bool cpu_partial = true;            // CONFIG_SLUB_CPU_PARTIAL
+  int slub_min_objects = 0;           // boot parameter, 0 = from the CPU count
+  int slub_max_order = 3;             // PAGE_ALLOC_COSTLY_ORDER
+  int remote_node_defrag_ratio = 1000;
+};
+
+// CPU time of allocator work that touches no shared state (global cost constants,
+// VALIDATION.md class 5). Shared accesses are priced by the driver, not here.
+struct Costs {
+  Time alloc_fastpath = 0;        // cpu freelist pop
+  Time free_fastpath = 0;         // cpu freelist push
+  Time slowpath_entry = 0;        // ___slab_alloc entry: local_lock_irqsave and checks
+  Time free_slowpath_entry = 0;   // __slab_free entry
+  Time freelist_walk_per_object = 0;  // one dependent load per object (deactivate, counting)
+  Time freelist_build_per_object = 0; // one store per object when a new slab is set up
+  Time list_op = 0;               // add_partial / remove_partial pointer work under list_lock
+  Time new_slab = 0;              // allocate_slab bookkeeping besides the freelist build
+  Time discard_slab = 0;          // free_slab bookkeeping
+  Time pcp_alloc = 0;             // page from the per-CPU page list
+  Time pcp_free = 0;              // page to the per-CPU page list
+  Time zone_lock_per_block = 0;   // moving one block between buddy lists and pcp under zone->lock
+};
+
+struct PageAllocParams {
+  int pcp_batch = 63;   // pages moved per refill/drain
+  int pcp_high = 378;   // pages a pcp list may hold before it drains
+};
+
+struct Numa {
+  int nr_cpus = 1;
+  int nr_nodes = 1;
+  std::vector<int> cpu_node;
+  std::vector<std::int64_t> node_pages;       // memory per node, in pages
+  std::vector<std::vector<int>> fallback;     // per node: nodes in distance order, itself first
+};
+
+struct Params {
+  std::vector<CacheSpec> caches;
+  Features features;
+  Costs costs;
+  PageAllocParams page_alloc;
+  Numa numa;
+  bool validate = false;
+  std::uint64_t seed = 1;
+};
+
+}  // namespace slubsim::slub

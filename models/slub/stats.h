@@ -1,0 +1,57 @@
+// SLUB_STATS counters with the kernel's sysfs names (/sys/kernel/slab/<cache>/<stat>).
+// 6.8-6.17 enum order (slub-algorithms.md §2.10); sheaf items are added by the sheaves issue.
+#pragma once
+#include <array>
+#include <cstdint>
+
+namespace slubsim::slub {
+
+enum class Stat : int {
+  ALLOC_FASTPATH,
+  ALLOC_SLOWPATH,
+  FREE_FASTPATH,
+  FREE_SLOWPATH,
+  FREE_FROZEN,
+  FREE_ADD_PARTIAL,
+  FREE_REMOVE_PARTIAL,
+  ALLOC_FROM_PARTIAL,
+  ALLOC_SLAB,
+  ALLOC_REFILL,
+  ALLOC_NODE_MISMATCH,
+  FREE_SLAB,
+  CPUSLAB_FLUSH,
+  DEACTIVATE_FULL,
+  DEACTIVATE_EMPTY,
+  DEACTIVATE_TO_HEAD,
+  DEACTIVATE_TO_TAIL,
+  DEACTIVATE_REMOTE_FREES,
+  DEACTIVATE_BYPASS,
+  ORDER_FALLBACK,
+  CMPXCHG_DOUBLE_CPU_FAIL,
+  CMPXCHG_DOUBLE_FAIL,
+  CPU_PARTIAL_ALLOC,
+  CPU_PARTIAL_FREE,
+  CPU_PARTIAL_NODE,
+  CPU_PARTIAL_DRAIN,
+  // Not SLUB_STATS, but counted the same way: allocations that failed (no memory).
+  ALLOC_FAILED,
+  kCount
+};
+
+constexpr int kNrStats = static_cast<int>(Stat::kCount);
+
+inline const char* stat_name(Stat s) {
+  static constexpr std::array<const char*, kNrStats> names = {
+      "alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
+      "free_add_partial", "free_remove_partial", "alloc_from_partial", "alloc_slab",
+      "alloc_refill", "alloc_node_mismatch", "free_slab", "cpuslab_flush", "deactivate_full",
+      "deactivate_empty", "deactivate_to_head", "deactivate_to_tail", "deactivate_remote_frees",
+      "deactivate_bypass", "order_fallback", "cmpxchg_double_cpu_fail", "cmpxchg_double_fail",
+      "cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node", "cpu_partial_drain",
+      "alloc_failed"};
+  return names[static_cast<int>(s)];
+}
+
+using StatCounters = std::array<std::uint64_t, kNrStats>;
+
+}  // namespace slubsim::slub

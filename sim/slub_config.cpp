@@ -1,0 +1,122 @@
+#include "sim/slub_config.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace slubsim {
+
+namespace {
+
+// A number, or a sourced figure.
+double figure(const JsonView& v) { return v.raw().is_object() ? v.sourced_value() : v.number(); }
+bool flag(const JsonView& v) {
+  return v.raw().is_object() ? v.sourced_value_any().boolean() : v.boolean();
+}
+std::optional<std::uint32_t> knob(const JsonView& c, const char* name, std::int64_t lo, std::int64_t hi) {
+  auto v = c.find(name);
+  if (!v || v->raw().is_null()) return std::nullopt;
+  return static_cast<std::uint32_t>(v->integer_in(lo, hi));
+}
+
+}  // namespace
+
+std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& file) {
+  JsonView root(doc, file);
+  if (!doc.is_object()) root.fail("a cache list is a JSON object");
+  root.at("source").str();
+  auto caches = root.at("caches");
+  std::vector<slub::CacheSpec> out;
+  for (const auto& name : caches.keys()) {
+    auto c = caches.at(name);
+    slub::CacheSpec s;
+    s.name = name;
+    auto size = c.at("object_size");
+    double sz = figure(size);
+    if (sz < 8 || sz > 8192 || sz != static_cast<double>(static_cast<std::uint32_t>(sz)))
+      size.fail("must be a whole number of bytes from 8 to 8192 (larger kmallocs bypass slab)");
+    s.object_size = static_cast<std::uint32_t>(sz);
+    auto align = c.at("align");
+    s.align = static_cast<std::uint32_t>(align.integer_in(0, 4096));
+    if (s.align & (s.align - 1)) align.fail("must be 0 or a power of two");
+    s.hwcache_align = flag(c.at("hwcache_align"));
+    s.typesafe_by_rcu = flag(c.at("typesafe_by_rcu"));
+    s.freeptr_outside = flag(c.at("freeptr_outside"));
+    s.cpu_partial = knob(c, "cpu_partial", 0, 100000);
+    s.min_partial = knob(c, "min_partial", 0, 100000);
+    if (auto o = knob(c, "order", 0, 10)) s.order = static_cast<int>(*o);
+    if (s.order && (std::size_t{4096} << *s.order) < s.object_size)
+      c.at("order").fail("the slab would hold no object");
+    out.push_back(s);
+  }
+  if (out.empty()) caches.fail("needs at least one cache");
+  return out;
+}
+
+SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
+  JsonView root(doc, file);
+  SlubCostConfig c;
+  auto s = root.at("slub");
+  c.costs.alloc_fastpath = s.at("alloc_fastpath_ns").time_ns();
+  c.costs.free_fastpath = s.at("free_fastpath_ns").time_ns();
+  c.costs.slowpath_entry = s.at("slowpath_entry_ns").time_ns();
+  c.costs.free_slowpath_entry = s.at("free_slowpath_entry_ns").time_ns();
+  c.costs.freelist_walk_per_object = s.at("freelist_walk_per_object_ns").time_ns();
+  c.costs.freelist_build_per_object = s.at("freelist_build_per_object_ns").time_ns();
+  c.costs.list_op = s.at("list_op_ns").time_ns();
+  c.costs.new_slab = s.at("new_slab_ns").time_ns();
+  c.costs.discard_slab = s.at("discard_slab_ns").time_ns();
+  auto p = root.at("page_alloc");
+  c.costs.pcp_alloc = p.at("pcp_alloc_ns").time_ns();
+  c.costs.pcp_free = p.at("pcp_free_ns").time_ns();
+  c.costs.zone_lock_per_block = p.at("zone_lock_per_block_ns").time_ns();
+  auto batch = p.at("pcp_batch_pages");
+  c.page_alloc.pcp_batch = static_cast<int>(figure(batch));
+  if (c.page_alloc.pcp_batch < 1) batch.fail("must be at least 1");
+  auto high = p.at("pcp_high_pages");
+  c.page_alloc.pcp_high = static_cast<int>(figure(high));
+  if (c.page_alloc.pcp_high < c.page_alloc.pcp_batch) high.fail("must be at least pcp_batch_pages");
+  return c;
+}
+
+slub::Numa numa_of(const Machine& m) {
+  slub::Numa n;
+  n.nr_cpus = m.nr_cpus;
+  n.nr_nodes = m.nr_nodes;
+  n.cpu_node = m.cpu_node;
+  for (auto b : m.node_memory_bytes) n.node_pages.push_back(b >> slub::kPageShift);
+  // Fallback order: by SLIT distance if given, else same socket first; ties by node id.
+  for (int a = 0; a < m.nr_nodes; ++a) {
+    std::vector<int> order;
+    for (int b = 0; b < m.nr_nodes; ++b) order.push_back(b);
+    auto dist = [&](int b) {
+      if (a == b) return 0;
+      if (!m.node_distance.empty()) return m.node_distance[a][b];
+      return m.node_sockets[a] == m.node_sockets[b] ? 12 : 20;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return dist(x) < dist(y); });
+    n.fallback.push_back(order);
+  }
+  return n;
+}
+
+slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
+                         const SlubCostConfig& costs, bool validate, std::uint64_t seed) {
+  slub::Params p;
+  p.caches = caches;
+  switch (k.frontend) {
+    case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
+    case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;
+    case Frontend::SheavesOnCpuPartial: p.features.frontend = slub::FrontendKind::SheavesOnCpuPartial; break;
+    case Frontend::Sheaves: p.features.frontend = slub::FrontendKind::Sheaves; break;
+  }
+  p.features.freelist_random = k.freelist_random;
+  p.features.cpu_partial = k.cpu_partial;
+  p.costs = costs.costs;
+  p.page_alloc = costs.page_alloc;
+  p.numa = numa_of(m);
+  p.validate = validate;
+  p.seed = seed;
+  return p;
+}
+
+}  // namespace slubsim

@@ -1,0 +1,25 @@
+// From configs to the allocator model's plain parameters (models/slub/params.h): the caches
+// (configs/caches/NAME.json), the allocator and page-allocator costs (configs/costs), the kernel's
+// switches (configs/kernels) and the machine's NUMA layout.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/slub/params.h"
+#include "sim/config.h"
+#include "sim/kernel.h"
+#include "sim/machine.h"
+
+namespace slubsim {
+
+std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& file);
+struct SlubCostConfig {
+  slub::Costs costs;
+  slub::PageAllocParams page_alloc;
+};
+SlubCostConfig parse_slub_costs(const json& costs_doc, const std::string& file);
+slub::Numa numa_of(const Machine& m);
+slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
+                         const SlubCostConfig& costs, bool validate, std::uint64_t seed);
+
+}  // namespace slubsim
