@@ -64,6 +64,13 @@ std::vector<CacheSpec> test_caches() {
   add("kmalloc-1k", 1024, 0, false);
   add("kmalloc-4k", 4096, 0, false);
   add("odd-100-hwalign", 100, 0, true);  // stride 128, object 100: bytes past it are not ours
+  // Per-cache knobs: no cpu partial list (frees list full slabs on the node under list_lock),
+  // and a forced order with a small min_partial.
+  add("kmalloc-512-nocpupartial", 512, 0, false);
+  v.back().cpu_partial = 0;
+  add("kmalloc-128-order2", 128, 0, false);
+  v.back().order = 2;
+  v.back().min_partial = 1;
   return v;
 }
 
@@ -85,7 +92,7 @@ class Runner {
  public:
   Runner(Layout layout, FrontendKind fe, bool random, std::uint64_t seed, std::int64_t pages,
          bool limited)
-      : layout_(layout), limited_(limited), rng_(seed, 0x7e57) {
+      : layout_(layout), limited_(limited), eager_(fe == FrontendKind::CpuPartialFrozen), rng_(seed, 0x7e57) {
     Params p;
     p.caches = test_caches();
     p.numa = make_numa(layout, pages);
@@ -303,8 +310,54 @@ class Runner {
     }
   }
 
+  // Every live slab is in exactly one state (slab.h, §1.1) and reachable: the cpu slab of one
+  // CPU (frozen), on one CPU's partial list (frozen only with eager freezing), on its node's
+  // partial list (unfrozen, with free objects), or full (unfrozen, on no list, no free object,
+  // so some user holds one of its objects). A slab with free objects on no list would be lost.
+  void verify_states(int c) {
+    const KmemCache& s = slub_->cache(c);
+    INFO("cache " << s.name());
+    std::unordered_set<const Slab*> seen;
+    for (int cpu = 0; cpu < layout_.cpus; ++cpu) {
+      const KmemCacheCpu& kc = s.cpu[cpu];
+      if (kc.slab) {
+        CHECK(kc.slab->frozen);
+        CHECK_FALSE(kc.slab->on_partial);
+        CHECK(seen.insert(kc.slab).second);
+      } else {
+        CHECK(kc.freelist == nullptr);
+      }
+      for (void* p = kc.freelist; p; p = get_freepointer(s.geo.offset, p)) CHECK(kc.slab->contains(p));
+      std::uint32_t len = 0;
+      for (const Slab* sl = kc.partial; sl; sl = sl->next) {
+        ++len;
+        CHECK(sl->frozen == eager_);
+        CHECK_FALSE(sl->on_partial);
+        CHECK(sl->freelist != nullptr);
+        CHECK(seen.insert(sl).second);
+      }
+      if (kc.partial) CHECK(kc.partial->slabs == len);
+    }
+    for (std::size_t n = 0; n < s.node.size(); ++n)
+      for (const Slab* sl = s.node[n].partial_head; sl; sl = sl->next_node) {
+        CHECK(sl->freelist != nullptr);
+        CHECK(seen.insert(sl).second);
+      }
+    for (const Held& h : held_[c]) {
+      const Slab* sl = slub_->virt_to_slab(h.p);
+      if (seen.count(sl)) continue;
+      // Not on any list and not a cpu slab: must be full.
+      CHECK(sl->freelist == nullptr);
+      CHECK_FALSE(sl->frozen);
+      CHECK(sl->inuse == sl->objects);
+      seen.insert(sl);
+    }
+    CHECK(static_cast<std::int64_t>(seen.size()) == s.slabs_allocated);
+  }
+
   void verify() {
     slub_->check();
+    for (int c = 0; c < slub_->nr_caches(); ++c) verify_states(c);
     std::int64_t slab_pages = 0;
     for (int c = 0; c < slub_->nr_caches(); ++c) {
       const KmemCache& s = slub_->cache(c);
@@ -350,6 +403,7 @@ class Runner {
   ImmediateShared sh_;
   Layout layout_;
   bool limited_;
+  bool eager_;
   Random rng_;
   std::unique_ptr<Slub> slub_;
   std::vector<std::unique_ptr<ImmediateExec>> ex_;

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,14 @@ struct Rig {
   std::unique_ptr<Slub> slub;
   std::vector<std::unique_ptr<ImmediateExec>> ex;
 
-  explicit Rig(FrontendKind fe, int nodes = 1, int cpus = 4) {
+  explicit Rig(FrontendKind fe, int nodes = 1, int cpus = 4,
+               std::optional<std::uint32_t> cpu_partial = std::nullopt,
+               std::vector<std::int64_t> node_pages = {}) {
     Params p;
     CacheSpec c;
     c.name = "kmalloc-256";
     c.object_size = 256;
+    c.cpu_partial = cpu_partial;
     p.caches = {c};
     CacheSpec other;
     other.name = "kmalloc-64";
@@ -42,13 +46,16 @@ struct Rig {
     p.numa.nr_nodes = nodes;
     for (int i = 0; i < cpus; ++i) p.numa.cpu_node.push_back(i * nodes / cpus);
     for (int n = 0; n < nodes; ++n) {
-      p.numa.node_pages.push_back(1 << 16);
+      p.numa.node_pages.push_back(n < static_cast<int>(node_pages.size()) ? node_pages[n] : 1 << 16);
       std::vector<int> fb;
       for (int k = 0; k < nodes; ++k) fb.push_back((n + k) % nodes);
       p.numa.fallback.push_back(fb);
     }
     p.features.frontend = fe;
     p.features.freelist_random = false;
+    // get_any_partial is skipped when (cycles % 1024) > ratio; 1024 never skips, so remote
+    // partial slabs are always searched and the counts below are exact.
+    p.features.remote_node_defrag_ratio = 1024;
     p.validate = true;
     p.seed = 1;
     slub = std::make_unique<Slub>(sh, p);
@@ -366,6 +373,66 @@ TEST_CASE("slub sequences: a full cpu partial list is drained by the next full-s
   }
 }
 
+TEST_CASE("slub sequences: without a cpu partial list frees move slabs on and off the node list") {
+  for (auto fe : {FrontendKind::CpuPartial, FrontendKind::CpuPartialFrozen}) {
+    INFO(fe_name(fe));
+    // cpu_partial = 0 (sysfs knob): cpu_partial_slabs 0, and both schemes behave alike.
+    Rig r(fe, 1, 4, 0u);
+    REQUIRE(r.s().geo.cpu_partial == 0);
+    REQUIRE(r.s().geo.cpu_partial_slabs == 0);
+    // CPU 0 fills S0..S6 and takes one object of S7: S0..S6 are full and on no list.
+    auto held = alloc_n(r, 0, 7 * kObjs + 1);
+
+    // CPU 1 frees the first object of S0..S5. Each is full -> partial with cpu partial off:
+    // __slab_free takes list_lock and add_partial(TAIL): FREE_ADD_PARTIAL each.
+    auto before = r.s().stats;
+    auto locks = r.sh.acquisitions;
+    for (std::uint32_t k = 0; k < 6; ++k) {
+      r.free(1, held[k * kObjs]);
+      held[k * kObjs] = nullptr;
+    }
+    check_delta(before, r.s().stats, {{Stat::FREE_SLOWPATH, 6}, {Stat::FREE_ADD_PARTIAL, 6}});
+    CHECK(r.sh.acquisitions - locks == 6);
+    CHECK(r.s().node[0].nr_partial == 6);
+    CHECK(r.s().cpu[1].partial == nullptr);
+
+    // Emptying S0: the 14 frees in between take no lock and count only FREE_SLOWPATH; the last
+    // one empties it while nr_partial 6 >= min_partial 5: FREE_REMOVE_PARTIAL, FREE_SLAB.
+    // S1 likewise (nr_partial 5 >= 5). S2 empties with nr_partial 4 < 5 and stays listed.
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      before = r.s().stats;
+      locks = r.sh.acquisitions;
+      for (std::uint32_t i = 1; i + 1 < kObjs; ++i) {
+        r.free(1, held[k * kObjs + i]);
+        held[k * kObjs + i] = nullptr;
+      }
+      check_delta(before, r.s().stats, {{Stat::FREE_SLOWPATH, kObjs - 2}});
+      CHECK(r.sh.acquisitions == locks);
+      before = r.s().stats;
+      r.free(1, held[k * kObjs + kObjs - 1]);
+      held[k * kObjs + kObjs - 1] = nullptr;
+      if (k < 2) {
+        check_delta(before, r.s().stats,
+                    {{Stat::FREE_SLOWPATH, 1}, {Stat::FREE_REMOVE_PARTIAL, 1}, {Stat::FREE_SLAB, 1}});
+        CHECK(r.s().node[0].nr_partial == 5 - k);
+      } else {
+        check_delta(before, r.s().stats, {{Stat::FREE_SLOWPATH, 1}});
+        CHECK(r.s().node[0].nr_partial == 4);
+      }
+    }
+    CHECK(r.s().slabs_allocated == 6);
+
+    // CPU 2 (no cpu slab): get_partial_node takes one slab and stops, cpu_partial_slabs == 0.
+    before = r.s().stats;
+    held.push_back(r.alloc(2));
+    check_delta(before, r.s().stats, {{Stat::ALLOC_SLOWPATH, 1}, {Stat::ALLOC_FROM_PARTIAL, 1}});
+    CHECK(r.s().node[0].nr_partial == 3);
+    CHECK(r.s().cpu[2].partial == nullptr);
+    r.slub->check();
+    r.release(held);
+  }
+}
+
 TEST_CASE("slub sequences: a node-specific allocation on the wrong node deactivates the cpu slab") {
   // Two nodes, CPUs 0-1 on node 0 and 2-3 on node 1. CPU 0's cpu slab is on node 0 with 15 free
   // objects on the cpu freelist. kmem_cache_alloc_node(node 1): slow path, ALLOC_NODE_MISMATCH,
@@ -388,6 +455,88 @@ TEST_CASE("slub sequences: a node-specific allocation on the wrong node deactiva
   CHECK(r.s().node[0].nr_partial == 1);
   r.slub->check();
   r.release(held);
+}
+
+TEST_CASE("slub sequences: bulk free groups objects by slab the way build_detached_freelist does") {
+  // §1.8 (mm/slub.c since 5.19): start a group with the LAST pointer, scan backwards linking
+  // every object of the same slab and swapping it to the end of the array, stop at the third
+  // look-ahead miss in total, and go on with the entries left in front.
+  // Slabs of the array, index 0..7: S0 S0 S1 S1 S3 S1 S0 S3.
+  //   Round 1 starts with S3 (index 7): S0 miss, S1 miss, S3 hit (swapped to index 6), S1 third
+  //           miss: group {S3 x2}; left: S0 S0 S1 S1 S0 S1.
+  //   Round 2 starts with S1 (index 5): S0 miss, S1 hit, S1 hit, S0 miss, S0 third miss:
+  //           group {S1 x3}; left: S0 S0 S0.
+  //   Round 3: group {S0 x3}.
+  // Three groups, so three __slab_free calls (the freeing CPU has no cpu slab): FREE_SLOWPATH 3.
+  // Each group is the first free into a full slab: CPU_PARTIAL_FREE 3, no list_lock.
+  // (The pre-5.19 variant, which NULLs processed entries and restarts at the first skipped one,
+  // makes four groups here: {S3 x2}, {S0}, {S1 x3}, {S0 x2}.)
+  for (auto fe : {FrontendKind::CpuPartial, FrontendKind::CpuPartialFrozen}) {
+    INFO(fe_name(fe));
+    Rig r(fe);
+    auto held = alloc_n(r, 0, 4 * kObjs + 1);  // S0..S3 full, one object of S4
+    auto obj = [&](int slab, int i) { return held[slab * kObjs + i]; };
+    void* arr[8] = {obj(0, 0), obj(0, 1), obj(1, 0), obj(1, 1), obj(3, 0), obj(1, 2), obj(0, 2), obj(3, 1)};
+    auto before = r.s().stats;
+    auto locks = r.sh.acquisitions;
+    run_now(r.slub->free_bulk(r.e(3), r.s(), 8, arr));
+    check_delta(before, r.s().stats, {{Stat::FREE_SLOWPATH, 3}, {Stat::CPU_PARTIAL_FREE, 3}});
+    CHECK(r.sh.acquisitions == locks);
+    CHECK(r.slab_of(obj(0, 0))->inuse == kObjs - 3);
+    CHECK(r.slab_of(obj(1, 0))->inuse == kObjs - 3);
+    CHECK(r.slab_of(obj(3, 0))->inuse == kObjs - 2);
+    for (void* o : arr)
+      for (auto& h : held)
+        if (h == o) h = nullptr;
+    // A bulk free of objects of the freeing CPU's own cpu slab is one fast-path group:
+    // FREE_FASTPATH += cnt.
+    void* mine[4];
+    for (auto& m : mine) m = r.alloc(0);  // S4's cpu freelist
+    before = r.s().stats;
+    run_now(r.slub->free_bulk(r.e(0), r.s(), 4, mine));
+    check_delta(before, r.s().stats, {{Stat::FREE_FASTPATH, 4}});
+    r.slub->check();
+    r.release(held);
+  }
+}
+
+TEST_CASE("slub sequences: a node request on an exhausted node takes remote partial slabs before a new slab") {
+  // Two nodes: CPUs 0-1 on node 0 (plenty of pages), CPUs 2-3 on node 1 (one page).
+  // ___slab_alloc for kmem_cache_alloc_node(node 1) without __GFP_THISNODE (6.10+, §2.3 step 5):
+  // pass 1 (GFP_NOWAIT | __GFP_THISNODE): node 1's partial list is empty and node 1 has no
+  // page. Pass 2 (the caller's flags): get_partial goes on to get_any_partial, which finds node 0
+  // with nr_partial 6 > min_partial 5 and takes 1 slab for the cpu (ALLOC_FROM_PARTIAL) plus
+  // 4 for the cpu partial list (CPU_PARTIAL_NODE: stop once extra > 7 / 2). No new slab.
+  for (auto fe : {FrontendKind::CpuPartial, FrontendKind::CpuPartialFrozen}) {
+    INFO(fe_name(fe));
+    Rig r(fe, 2, 4, std::nullopt, {1 << 16, 1});
+    // CPU 2 takes node 1's only page.
+    std::vector<void*> held{r.alloc(2)};
+    REQUIRE(r.slab_of(held[0])->node == 1);
+    // Six node-0 slabs, each with one free object, on node 0's partial list.
+    auto more = alloc_n(r, 0, 6 * kObjs);
+    r.flush(0);
+    for (std::uint32_t k = 0; k < 6; ++k) {
+      r.free(1, more[k * kObjs]);
+      more[k * kObjs] = nullptr;
+    }
+    r.flush(1);
+    held.insert(held.end(), more.begin(), more.end());
+    REQUIRE(r.s().node[0].nr_partial == 6);
+    REQUIRE(r.s().cpu[0].slab == nullptr);
+
+    auto before = r.s().stats;
+    void* o = r.alloc(0, 1);
+    REQUIRE(o != nullptr);
+    held.push_back(o);
+    check_delta(before, r.s().stats,
+                {{Stat::ALLOC_SLOWPATH, 1}, {Stat::ALLOC_FROM_PARTIAL, 1}, {Stat::CPU_PARTIAL_NODE, 4}});
+    CHECK(r.slab_of(o)->node == 0);
+    CHECK(r.s().node[0].nr_partial == 1);
+    CHECK(r.s().slabs_allocated == 7);
+    r.slub->check();
+    r.release(held);
+  }
 }
 
 TEST_CASE("slub sequences: double free and foreign pointers throw SlubError naming cache and object") {
@@ -437,6 +586,19 @@ TEST_CASE("slub sequences: double free and foreign pointers throw SlubError nami
     held[2] = nullptr;
     void* arr[1] = {b};
     expect_error([&] { run_now(r.slub->free_bulk(r.e(0), r.s(), 1, arr)); }, b, "double free");
+    r.slub->check();
+    // A rejected bulk free frees nothing, also when the bad pointer comes after good ones:
+    // an already freed object, then the same object twice in one array.
+    void* c = r.alloc(0);
+    void* bad1[2] = {c, b};
+    expect_error([&] { run_now(r.slub->free_bulk(r.e(0), r.s(), 2, bad1)); }, b, "double free");
+    r.slub->check();
+    void* bad2[3] = {c, held[1], c};
+    expect_error([&] { run_now(r.slub->free_bulk(r.e(0), r.s(), 3, bad2)); }, c, "double free");
+    r.slub->check();
+    void* good[2] = {c, held[1]};
+    run_now(r.slub->free_bulk(r.e(0), r.s(), 2, good));
+    held[1] = nullptr;
     r.slub->check();
     r.release(held);
   }

@@ -17,5 +17,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null  # later -D flags win
 cmake --build "$build" -j "$(nproc)"

@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Install, build, and run every test (doctest cases and end-to-end runs, through ctest).
+# Install, build, and run every test (doctest cases and end-to-end runs, through ctest); then
+# the same suite again in an AddressSanitizer + UndefinedBehaviorSanitizer build.
+# SLUBSIM_SKIP_SANITIZE=1 skips the sanitizer pass (quicker local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh build >/dev/null
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+if [ "${SLUBSIM_SKIP_SANITIZE:-0}" != 1 ]; then
+  echo "== the test suite again under ASan and UBSan"
+  bash tools/setup.sh build-asan -DSLUBSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+fi

@@ -136,37 +136,33 @@ class CpuPartial final : public Frontend {
     return true;
   }
 
-  // build_detached_freelist: group objects of the last pointer's slab, scanning backwards and
-  // giving up after three look-ahead misses. Returns how many entries remain to process.
+  // build_detached_freelist (mm/slub.c since 5.19, slub-algorithms.md §1.8): group objects of
+  // the last pointer's slab, scanning backwards; each hit is swapped to the end of the array
+  // (after the entries still to process), and the scan stops at the third look-ahead miss in
+  // total. Returns how many entries remain to process, at the front of p.
   std::size_t build_detached_freelist(Exec& e, KmemCache& s, std::vector<void*>& p,
                                       std::size_t size, Detached& df) {
-    void* object;
-    do {
-      object = p[--size];
-    } while (!object && size);
-    if (!object) return 0;
+    void* object = p[--size];
     df.slab = slub_.virt_to_slab(object);
     set_freepointer(s.geo.offset, object, nullptr);
     df.head = df.tail = object;
     df.cnt = 1;
     e.spend(c_.freelist_build_per_object);
     int lookahead = 3;
-    std::size_t first_skipped = 0;
+    std::size_t same = size;
     while (size) {
       object = p[--size];
-      if (!object) continue;
       if (slub_.virt_to_slab(object) == df.slab) {
         set_freepointer(s.geo.offset, object, df.head);
         df.head = object;
         ++df.cnt;
-        p[size] = nullptr;
+        if (size != --same) std::swap(p[size], p[same]);
         e.spend(c_.freelist_build_per_object);
         continue;
       }
       if (!--lookahead) break;
-      if (!first_skipped) first_skipped = size + 1;
     }
-    return first_skipped;
+    return same;
   }
 
   // ___slab_alloc (6.8-6.17; <= 6.7 where eager_ says so).
@@ -227,19 +223,24 @@ class CpuPartial final : public Frontend {
       slab->frozen = false;
     }
 
-    // get_partial: this node's list (first pass restricted to the node if one was asked for).
+    // get_partial, then a new slab. A node request without __GFP_THISNODE (6.10+) makes two
+    // passes: the first with __GFP_THISNODE (that node's partial list, that node's pages), the
+    // second with the caller's flags, where get_partial goes on to other nodes' partial lists
+    // (get_any_partial) and new_slab may fall back to other nodes' pages.
     int search = node == kNoNode ? e.node() : node;
-    slab = co_await get_partial_node(e, s, s.node[search], &freelist);
-    if (!slab && node == kNoNode) slab = co_await get_any_partial(e, s, search, &freelist);
-    if (slab) {
-      if (!eager_) freelist = co_await freeze_slab(e, slab);
-      co_return install(s, c, slab, freelist);
+    bool try_thisnode = node != kNoNode;
+    while (true) {
+      slab = co_await get_partial_node(e, s, s.node[search], &freelist);
+      if (!slab && !try_thisnode) slab = co_await get_any_partial(e, s, search, &freelist);
+      if (slab) {
+        if (!eager_) freelist = co_await freeze_slab(e, slab);
+        co_return install(s, c, slab, freelist);
+      }
+      slab = co_await slub_.new_slab(e, s, node, try_thisnode);
+      if (slab) break;
+      if (!try_thisnode) co_return nullptr;
+      try_thisnode = false;
     }
-
-    // A new slab (the first pass for a node request stays on that node).
-    slab = co_await slub_.new_slab(e, s, node, node != kNoNode);
-    if (!slab && node != kNoNode) slab = co_await slub_.new_slab(e, s, node, false);
-    if (!slab) co_return nullptr;
     s.stat(Stat::ALLOC_SLAB);
     // Nobody else can see the slab yet: no cmpxchg.
     freelist = slab->freelist;
@@ -314,13 +315,14 @@ class CpuPartial final : public Frontend {
     co_return first;
   }
 
-  // get_any_partial: other nodes in distance order, gated by remote_node_defrag_ratio, and only
-  // nodes holding more than min_partial slabs.
-  Co<Slab*> get_any_partial(Exec& e, KmemCache& s, int local, void** freelist) {
+  // get_any_partial: nodes in distance order from this CPU's node (the zonelist of
+  // mempolicy_slab_node()), gated by remote_node_defrag_ratio, and only nodes holding more than
+  // min_partial slabs. `searched` was just tried by get_partial and is skipped.
+  Co<Slab*> get_any_partial(Exec& e, KmemCache& s, int searched, void** freelist) {
     int ratio = slub_.params().features.remote_node_defrag_ratio;
     if (ratio == 0 || static_cast<int>(slub_.rng(e.cpu()).below(1024)) > ratio) co_return nullptr;
-    for (int n : slub_.params().numa.fallback[local]) {
-      if (n == local) continue;
+    for (int n : slub_.params().numa.fallback[e.node()]) {
+      if (n == searched) continue;
       KmemCacheNode& kn = s.node[n];
       co_await e.read(kn.line);
       if (kn.nr_partial <= s.geo.min_partial) continue;

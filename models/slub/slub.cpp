@@ -94,9 +94,14 @@ Co<std::size_t> Slub::alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p)
 }
 
 Co<void> Slub::free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) {
-  for (std::size_t i = 0; i < n; ++i) {
-    Slab* slab = checked_slab(s, p[i]);
-    if (p_.validate) track_free(s, p[i], slab);
+  // Check every pointer before any is untracked, so that a rejected call changes nothing.
+  for (std::size_t i = 0; i < n; ++i) checked_slab(s, p[i]);
+  if (p_.validate) {
+    std::unordered_set<const void*> seen;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!in_use_.count(p[i]) || !seen.insert(p[i]).second)
+        throw SlubError(fmt::format("{}: double free of object {}", s.name(), p[i]));
+    for (std::size_t i = 0; i < n; ++i) track_free(s, p[i], nullptr);
   }
   co_await fe_->free_bulk(e, s, n, p);
 }
