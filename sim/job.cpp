@@ -175,13 +175,21 @@ Job resolve_job(const JobRequest& req) {
   job.nr_tasks = parse_nr_task(req.nr_task, job.machine.nr_cpus);
 
   auto capacities = parse_sheaf_capacity(req.sheaf_capacity);
+  for (const auto& cap : capacities)
+    for (const auto& [cache, n] : cap.per_cache)
+      if (!cache.empty() && std::none_of(job.caches.begin(), job.caches.end(),
+                                         [&](const slub::CacheSpec& c) { return c.name == cache; }))
+        throw ConfigError("command line", "--sheaf-capacity",
+                          fmt::format("cache '{}' is not in {}", cache, caches_file));
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
     Kernel k = parse_kernel(load_with_overrides(kfile, overrides, "kernel"), kfile);
-    if (k.frontend == Frontend::SheavesOnCpuPartial || k.frontend == Frontend::Sheaves)
-      throw ConfigError(kfile, "frontend.value",
-                        fmt::format("the '{}' front-end is not modelled yet (the sheaves issue adds it)",
-                                    frontend_name(k.frontend)));
+    apply_patches(k, req.patches);
+    for (const auto& [cache, cap] : k.sheaf_capacity)
+      if (std::none_of(job.caches.begin(), job.caches.end(),
+                       [&](const slub::CacheSpec& c) { return c.name == cache; }))
+        throw ConfigError(kfile, "sheaf_capacity.value." + cache,
+                          fmt::format("cache '{}' is not in {}", cache, caches_file));
     for (const auto& cap : capacities) {
       Variant v{k, cap, k.name};
       if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
@@ -233,6 +241,7 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
       spec.warmup = job.warmup;
       spec.duration = job.duration;
       spec.caches = &job.caches;
+      spec.capacity = &job.variants[u.variant].capacity.per_cache;
       spec.slub_costs = &job.slub_costs;
       spec.validate = job.request.validate;
       auto s0 = std::chrono::steady_clock::now();

@@ -29,6 +29,7 @@ struct JobRequest {
   std::string kernel = "v6.17";
   std::string sheaf_capacity;  // "" = the kernel's own
   std::vector<std::string> sets;
+  std::vector<std::string> patches;  // "+NAME" / "-NAME" on top of every kernel preset
   int runs = 1;
   std::uint64_t seed = 1;
   std::string duration = "10ms";

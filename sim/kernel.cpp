@@ -1,6 +1,8 @@
 #include "sim/kernel.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace slubsim {
 
@@ -37,9 +39,43 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   patches.sourced_value_any();
   auto list = patches.at("value");
   for (std::size_t i = 0; i < list.size(); ++i) k.patches.push_back(list.at(i).str());
+  for (const auto& p : k.patches)
+    if (std::find(known_patches().begin(), known_patches().end(), p) == known_patches().end())
+      list.fail(fmt::format("unknown patch '{}' ({})", p, fmt::join(known_patches(), ", ")));
   k.freelist_random = root.at("freelist_random").sourced_value_any().boolean();
   k.cpu_partial = root.at("cpu_partial").sourced_value_any().boolean();
+  auto caps = root.at("sheaf_capacity").sourced_value_any();
+  for (const auto& cache : caps.keys())
+    k.sheaf_capacity.emplace_back(cache, static_cast<std::uint32_t>(caps.at(cache).integer_in(1, 4096)));
+  auto count = [&](const char* name) {
+    return static_cast<std::uint32_t>(root.at(name).sourced_value_any().integer_in(1, 100000));
+  };
+  k.barn_max_full = count("barn_max_full");
+  k.barn_max_empty = count("barn_max_empty");
+  k.pcs_batch_max = count("pcs_batch_max");
   return k;
+}
+
+bool Kernel::has(const std::string& patch) const {
+  return std::find(patches.begin(), patches.end(), patch) != patches.end();
+}
+
+const std::vector<std::string>& known_patches() {
+  static const std::vector<std::string> names = {"spare-sheaf", "remote-refill-trylock", "skip-freelist"};
+  return names;
+}
+
+void apply_patches(Kernel& k, const std::vector<std::string>& changes) {
+  for (const auto& change : changes) {
+    bool add = change.empty() || change[0] != '-';
+    std::string name = !change.empty() && (change[0] == '+' || change[0] == '-') ? change.substr(1) : change;
+    if (std::find(known_patches().begin(), known_patches().end(), name) == known_patches().end())
+      throw ConfigError("command line", "--patch",
+                        fmt::format("unknown patch '{}' ({})", name, fmt::join(known_patches(), ", ")));
+    auto it = std::find(k.patches.begin(), k.patches.end(), name);
+    if (add && it == k.patches.end()) k.patches.push_back(name);
+    if (!add && it != k.patches.end()) k.patches.erase(it);
+  }
 }
 
 }  // namespace slubsim

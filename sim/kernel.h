@@ -1,6 +1,8 @@
 // Kernel presets (configs/kernels/NAME.json): which SLUB front-end and which patches.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config.h"
@@ -15,7 +17,15 @@ struct Kernel {
   std::vector<std::string> patches;
   bool freelist_random = true;  // CONFIG_SLAB_FREELIST_RANDOM
   bool cpu_partial = true;      // CONFIG_SLUB_CPU_PARTIAL
+  std::vector<std::pair<std::string, std::uint32_t>> sheaf_capacity;  // explicit, per cache
+  std::uint32_t barn_max_full = 10, barn_max_empty = 10, pcs_batch_max = 32;
+  bool has(const std::string& patch) const;
 };
+
+// The patches --patch can switch, as the kernel community names them.
+const std::vector<std::string>& known_patches();
+// Apply "+NAME" / "-NAME" (a bare NAME means +NAME). Throws ConfigError on an unknown name.
+void apply_patches(Kernel& k, const std::vector<std::string>& changes);
 
 Kernel parse_kernel(const json& doc, const std::string& file);
 const char* frontend_name(Frontend f);

@@ -52,6 +52,8 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
        "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep; e.g. --sheaf-capacity maple_node=64 or 32,64,128")
       ("set", po::value(&r.sets)->composing(),
        "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1")
+      ("patch", po::value(&r.patches)->composing(),
+       "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf")
       ("costs", po::value(&r.costs)->default_value(r.costs),
        "cost model: NAME (configs/costs/NAME.json) or FILE")
       ("caches", po::value(&r.caches)->default_value(r.caches),
@@ -74,7 +76,13 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
   return d;
 }
 
-int run(const std::vector<std::string>& args, bool default_job) {
+int run(std::vector<std::string> args, bool default_job) {
+  // "--patch -NAME" would read as an option: glue the value on.
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--patch" && !args[i + 1].empty() && args[i + 1][0] == '-') {
+      args[i] = "--patch=" + args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
   JobRequest req;
   req.home = default_home();
   std::string out;

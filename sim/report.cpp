@@ -100,26 +100,40 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
   if (!cache_order.empty()) {
     double n = static_cast<double>(rows.size());
     double sunreclaim = 0;
-    for (const auto& r : rows) sunreclaim += static_cast<double>(r.slab_bytes) / 1024.0;
+    // Slab pages plus the sheaf structs (kmalloc'd, so part of SUnreclaim in the kernel).
+    for (const auto& r : rows) {
+      sunreclaim += static_cast<double>(r.slab_bytes) / 1024.0;
+      for (const auto& c : r.caches) sunreclaim += static_cast<double>(c.layers.sheaf_bytes) / 1024.0;
+    }
     out["meminfo.SUnreclaim"] = round_to(sunreclaim / n, 1);
     for (const auto& name : cache_order) {
-      double num_objs = 0, active = 0, slabs = 0, cpu_fl = 0, cpu_partial = 0, node_partial = 0;
+      // Means over rows of the state at the end of each row's window.
+      std::map<std::string, double> v;
       for (const auto& r : rows)
         for (const auto& c : r.caches)
           if (c.name == name) {
-            num_objs += static_cast<double>(c.layers.slabs > 0 ? c.layers.in_use + c.layers.cpu_freelist + c.layers.cpu_partial + c.layers.node_partial : 0);
-            active += static_cast<double>(c.layers.in_use);
-            slabs += static_cast<double>(c.layers.slabs);
-            cpu_fl += static_cast<double>(c.layers.cpu_freelist);
-            cpu_partial += static_cast<double>(c.layers.cpu_partial);
-            node_partial += static_cast<double>(c.layers.node_partial);
+            const auto& l = c.layers;
+            double size = static_cast<double>(c.geo.size);
+            v["active_objs"] += static_cast<double>(l.in_use);
+            v["num_objs"] += static_cast<double>(l.in_use + l.cpu_freelist + l.cpu_partial + l.node_partial +
+                                                 l.sheaves + l.barn + l.rcu + l.prefilled);
+            v["num_slabs"] += static_cast<double>(l.slabs);
+            v["cpu_freelist"] += static_cast<double>(l.cpu_freelist);
+            v["cpu_partial_slabs"] += static_cast<double>(l.cpu_partial);
+            v["node_partial_slabs"] += static_cast<double>(l.node_partial);
+            v["sheaves"] += static_cast<double>(l.sheaves);
+            v["barn"] += static_cast<double>(l.barn);
+            v["rcu"] += static_cast<double>(l.rcu);
+            v["rcu_kB"] += static_cast<double>(l.rcu) * size / 1024.0;
+            v["prefilled"] += static_cast<double>(l.prefilled);
+            v["sheaf_structs"] += static_cast<double>(l.sheaf_structs);
+            v["sheaf_struct_kB"] += static_cast<double>(l.sheaf_bytes) / 1024.0;
           }
-      out[fmt::format("slabinfo.{}.active_objs", name)] = round_to(active / n, 1);
-      out[fmt::format("slabinfo.{}.num_objs", name)] = round_to(num_objs / n, 1);
-      out[fmt::format("slabinfo.{}.num_slabs", name)] = round_to(slabs / n, 1);
-      out[fmt::format("slab_objects.{}.cpu_freelist", name)] = round_to(cpu_fl / n, 1);
-      out[fmt::format("slab_objects.{}.cpu_partial_slabs", name)] = round_to(cpu_partial / n, 1);
-      out[fmt::format("slab_objects.{}.node_partial_slabs", name)] = round_to(node_partial / n, 1);
+      for (const char* k : {"active_objs", "num_objs", "num_slabs"})
+        out[fmt::format("slabinfo.{}.{}", name, k)] = round_to(v[k] / n, 1);
+      for (const char* k : {"cpu_freelist", "cpu_partial_slabs", "node_partial_slabs", "sheaves", "barn",
+                            "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
+        out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
     }
     std::uint64_t failures = 0;
     for (const auto& r : rows) failures += r.alloc_failures;

@@ -29,7 +29,8 @@ RunResult simulate(const RunSpec& spec) {
   std::unique_ptr<slub::Slub> slub;
   if (spec.caches && spec.slub_costs && spec.kernel)
     slub = std::make_unique<slub::Slub>(
-        world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed));
+        world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed,
+                           spec.capacity ? *spec.capacity : CapacityOverride{}));
   auto bound = bind_program(*spec.program, world, spec.mode, task_node, m.nr_nodes, slub.get());
   auto& bindings = bound.tasks;
 

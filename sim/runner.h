@@ -30,6 +30,7 @@ struct RunSpec {
   Options options;
   const std::vector<slub::CacheSpec>* caches = nullptr;
   const SlubCostConfig* slub_costs = nullptr;
+  const CapacityOverride* capacity = nullptr;  // --sheaf-capacity value of this variant
   bool validate = false;  // SLUB validation mode: every object in one place, checked at the end
 };
 

@@ -65,6 +65,16 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.costs.list_op = s.at("list_op_ns").time_ns();
   c.costs.new_slab = s.at("new_slab_ns").time_ns();
   c.costs.discard_slab = s.at("discard_slab_ns").time_ns();
+  c.costs.sheaf_alloc = s.at("sheaf_alloc_ns").time_ns();
+  c.costs.sheaf_free = s.at("sheaf_free_ns").time_ns();
+  c.costs.sheaf_array_store_per_object = s.at("sheaf_array_store_per_object_ns").time_ns();
+  c.costs.sheaf_struct_alloc = s.at("sheaf_struct_alloc_ns").time_ns();
+  c.costs.barn_op = s.at("barn_op_ns").time_ns();
+  auto rcu = root.at("rcu");
+  c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
+  if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
+  c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
+  c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   auto p = root.at("page_alloc");
   c.costs.pcp_alloc = p.at("pcp_alloc_ns").time_ns();
   c.costs.pcp_free = p.at("pcp_free_ns").time_ns();
@@ -100,9 +110,29 @@ slub::Numa numa_of(const Machine& m) {
 }
 
 slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
-                         const SlubCostConfig& costs, bool validate, std::uint64_t seed) {
+                         const SlubCostConfig& costs, bool validate, std::uint64_t seed,
+                         const CapacityOverride& capacity) {
   slub::Params p;
   p.caches = caches;
+  // Sheaf capacities: the kernel's explicit ones, then the command line's. A plain value
+  // applies to every cache that has sheaves in this kernel (6.18/6.19: those with an explicit
+  // capacity; 7.0: every cache, as a minimum).
+  for (auto& c : p.caches) {
+    c.sheaf_capacity = 0;
+    for (const auto& [name, cap] : k.sheaf_capacity)
+      if (name == c.name) c.sheaf_capacity = cap;
+  }
+  for (const auto& [name, cap] : capacity)
+    for (auto& c : p.caches)
+      if (name == c.name || (name.empty() && (c.sheaf_capacity > 0 || k.frontend == Frontend::Sheaves)))
+        c.sheaf_capacity = static_cast<std::uint32_t>(cap);
+  p.features.barn_max_full = k.barn_max_full;
+  p.features.barn_max_empty = k.barn_max_empty;
+  p.features.pcs_batch_max = k.pcs_batch_max;
+  p.features.spare_sheaf = k.has("spare-sheaf");
+  p.features.remote_refill_trylock = k.has("remote-refill-trylock");
+  p.features.skip_freelist = k.has("skip-freelist");
+  p.rcu_grace_period = costs.rcu_grace_period;
   switch (k.frontend) {
     case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
     case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;

@@ -16,10 +16,14 @@ std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& fi
 struct SlubCostConfig {
   slub::Costs costs;
   slub::PageAllocParams page_alloc;
+  Time rcu_grace_period = 0;
 };
+// One --sheaf-capacity value: cache "" = every cache that has sheaves in that kernel.
+using CapacityOverride = std::vector<std::pair<std::string, int>>;
 SlubCostConfig parse_slub_costs(const json& costs_doc, const std::string& file);
 slub::Numa numa_of(const Machine& m);
 slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
-                         const SlubCostConfig& costs, bool validate, std::uint64_t seed);
+                         const SlubCostConfig& costs, bool validate, std::uint64_t seed,
+                         const CapacityOverride& capacity = {});
 
 }  // namespace slubsim

@@ -1,6 +1,7 @@
 #include "sim/workload_json.h"
 
 #include <fmt/format.h>
+#include <map>
 
 namespace slubsim {
 
@@ -23,6 +24,12 @@ int find_decl(const std::vector<Decl>& decls, const JsonView& name_v, const char
   name_v.fail(fmt::format("no {} named '{}' is declared", what, name));
 }
 
+const std::map<std::string, StepOp> kObjectOps = {
+    {"alloc", StepOp::Alloc},         {"free", StepOp::Free},
+    {"alloc_bulk", StepOp::AllocBulk}, {"free_bulk", StepOp::FreeBulk},
+    {"kfree_rcu", StepOp::KfreeRcu},  {"prefill", StepOp::Prefill},
+    {"alloc_from_sheaf", StepOp::AllocFromSheaf}, {"return_sheaf", StepOp::ReturnSheaf}};
+
 int cache_index(const JsonView& v, Program& p) {
   auto name = v.str();
   for (std::size_t i = 0; i < p.caches.size(); ++i)
@@ -41,13 +48,19 @@ int pool_index(const JsonView& v, const Program& p) {
 
 void parse_object_step(const JsonView& v, Step& s, Program& p) {
   s.cache = cache_index(v.at("cache"), p);
+  if (s.op == StepOp::Prefill || s.op == StepOp::ReturnSheaf) {
+    if (auto c = v.find("count")) s.count = static_cast<int>(c->integer_in(1, 4096));
+    else if (s.op == StepOp::Prefill) v.at("count");
+    return;
+  }
   s.pool = pool_index(v.at("pool"), p);
   if (auto c = v.find("count")) s.count = static_cast<int>(c->integer_in(1, 100000));
   if (auto k = v.find("keep")) {
-    if (s.op != StepOp::Free && s.op != StepOp::FreeBulk) k->fail("only frees keep objects back");
+    if (s.op != StepOp::Free && s.op != StepOp::FreeBulk && s.op != StepOp::KfreeRcu)
+      k->fail("only frees keep objects back");
     s.keep = static_cast<int>(k->integer_in(0, 10000000));
   }
-  bool alloc = s.op == StepOp::Alloc || s.op == StepOp::AllocBulk;
+  bool alloc = s.op == StepOp::Alloc || s.op == StepOp::AllocBulk || s.op == StepOp::AllocFromSheaf;
   if (auto node = v.find("node")) {
     if (s.op != StepOp::Alloc) node->fail("only alloc takes a node");
     if (node->raw().is_string()) {
@@ -101,15 +114,14 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth) {
         if (!s.write && s.kind == LockKind::Spinlock) m->fail("a spinlock has no read mode");
       }
       s.body = parse_steps(v.at("body"), p, depth + 1);
-    } else if (op == "alloc" || op == "free" || op == "alloc_bulk" || op == "free_bulk") {
-      s.op = op == "alloc" ? StepOp::Alloc
-             : op == "free" ? StepOp::Free
-             : op == "alloc_bulk" ? StepOp::AllocBulk
-                                  : StepOp::FreeBulk;
+    } else if (auto it = kObjectOps.find(op); it != kObjectOps.end()) {
+      s.op = it->second;
       parse_object_step(v, s, p);
     } else {
       v.at("op").fail(fmt::format(
-          "unknown op '{}' (work, touch, lock, alloc, free, alloc_bulk, free_bulk)", op));
+          "unknown op '{}' (work, touch, lock, alloc, free, alloc_bulk, free_bulk, kfree_rcu, "
+          "prefill, alloc_from_sheaf, return_sheaf)",
+          op));
     }
     out.push_back(std::move(s));
   }

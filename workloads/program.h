@@ -8,6 +8,10 @@
 //   free   {cache, pool, count, keep}               kmem_cache_free of the pool's oldest objects,
 //                                                   leaving at least `keep` in the pool
 //   alloc_bulk / free_bulk {cache, pool, count}     kmem_cache_alloc_bulk / kmem_cache_free_bulk
+//   kfree_rcu {cache, pool, count, keep}            kfree_rcu of the pool's oldest objects
+//   prefill {cache, count}                          kmem_cache_prefill_sheaf (or _refill_sheaf)
+//   alloc_from_sheaf {cache, pool, count}           kmem_cache_alloc_from_sheaf into a pool
+//   return_sheaf {cache}                            kmem_cache_return_sheaf
 //
 // Shared objects are declared with a scope that says who shares them:
 //   node   one per NUMA node, homed there; a task uses its own node's
@@ -26,7 +30,7 @@ namespace slubsim {
 
 enum class Scope { Node, Global, Mm, Task };
 enum class LockKind { Spinlock, Rwsem };
-enum class StepOp { Work, Touch, Lock, Alloc, Free, AllocBulk, FreeBulk };
+enum class StepOp { Work, Touch, Lock, Alloc, Free, AllocBulk, FreeBulk, KfreeRcu, Prefill, AllocFromSheaf, ReturnSheaf };
 
 struct Step {
   StepOp op = StepOp::Work;

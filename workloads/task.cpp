@@ -105,6 +105,52 @@ Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
     if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
 }
 
+Co<void> kfree_rcu_objects(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  Pool& pool = *b.pools[s.pool];
+  if (pool.shared) co_await e.write(pool.line);
+  std::vector<void*> objs;
+  while (objs.size() < static_cast<std::size_t>(s.count) &&
+         pool.objects.size() > static_cast<std::size_t>(s.keep)) {
+    objs.push_back(pool.objects.front());
+    pool.objects.pop_front();
+  }
+  for (void* obj : objs) co_await b.slub->kfree_rcu(e, cache, obj);
+}
+
+Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  slub::Sheaf*& sheaf = b.sheaves[s.cache];
+  switch (s.op) {
+    case StepOp::Prefill:
+      if (sheaf) sheaf = co_await b.slub->refill_sheaf(e, cache, sheaf, static_cast<std::uint32_t>(s.count));
+      else sheaf = co_await b.slub->prefill_sheaf(e, cache, static_cast<std::uint32_t>(s.count));
+      if (!sheaf) ++b.alloc_failures;
+      break;
+    case StepOp::AllocFromSheaf: {
+      Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+      std::vector<void*> got;
+      for (int i = 0; i < s.count && sheaf; ++i) {
+        void* obj = b.slub->alloc_from_sheaf(e, cache, sheaf);
+        if (!obj) {
+          ++b.alloc_failures;
+          break;
+        }
+        got.push_back(obj);
+      }
+      if (pool.shared && !got.empty()) co_await e.write(pool.line);
+      pool.objects.insert(pool.objects.end(), got.begin(), got.end());
+      break;
+    }
+    case StepOp::ReturnSheaf:
+      if (sheaf) co_await b.slub->return_sheaf(e, cache, sheaf);
+      sheaf = nullptr;
+      break;
+    default:
+      break;
+  }
+}
+
 Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
   std::vector<void*> objs(static_cast<std::size_t>(s.count));
@@ -153,6 +199,14 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
       case StepOp::FreeBulk:
         co_await bulk(e, s, b);
         break;
+      case StepOp::KfreeRcu:
+        co_await kfree_rcu_objects(e, s, b);
+        break;
+      case StepOp::Prefill:
+      case StepOp::AllocFromSheaf:
+      case StepOp::ReturnSheaf:
+        co_await prefilled(e, s, b);
+        break;
     }
   }
 }
@@ -200,6 +254,7 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
   }
   for (auto& t : out) {
     t.slub = slub;
+    t.sheaves.assign(p.caches.size(), nullptr);
     for (const auto& name : p.caches) {
       slub::KmemCache* c = slub ? slub->find(name) : nullptr;
       if (!c) throw std::invalid_argument("workload uses cache '" + name + "' which is not configured");
@@ -213,6 +268,8 @@ Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, Time stop) {
   while (exec.now() < stop) {
     co_await run_steps(exec, p.steps, b);
     b.counter.add(exec.now(), static_cast<std::uint64_t>(p.ops_per_iteration));
+    // RCU callbacks whose grace period ended run in this CPU's softirq time.
+    if (b.slub) co_await b.slub->rcu_tick(exec);
   }
 }
 

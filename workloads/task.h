@@ -43,6 +43,7 @@ struct TaskBinding {
   std::vector<Pool*> next_pools;     // the next node's instance (node-scoped pools)
   std::vector<slub::KmemCache*> caches;  // by Program::caches index
   slub::Slub* slub = nullptr;
+  std::vector<slub::Sheaf*> sheaves;     // a prefilled sheaf held per cache, or null
   Random rng;
   Counter counter;
   std::uint64_t alloc_failures = 0;

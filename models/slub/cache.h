@@ -14,6 +14,7 @@
 #include "models/random.h"
 #include "models/slub/geometry.h"
 #include "models/slub/params.h"
+#include "models/slub/sheaf.h"
 #include "models/slub/slab.h"
 #include "models/slub/stats.h"
 
@@ -27,6 +28,7 @@ struct KmemCacheNode {
   std::uint32_t nr_partial = 0;
   std::int64_t nr_slabs = 0;
   std::int64_t total_objects = 0;
+  Barn barn;  // used when the cache has sheaves
 };
 
 struct KmemCacheCpu {
@@ -42,6 +44,8 @@ struct KmemCache {
   Geometry geo;
   std::vector<KmemCacheNode> node;
   std::vector<KmemCacheCpu> cpu;
+  std::uint32_t sheaf_capacity = 0;  // 0: no sheaves
+  std::vector<PercpuSheaves> pcs;    // per CPU, when sheaf_capacity > 0
   std::vector<std::uint32_t> random_seq;  // CONFIG_SLAB_FREELIST_RANDOM object order
   StatCounters stats{};
   std::int64_t slabs_allocated = 0;  // slabs alive now, all nodes

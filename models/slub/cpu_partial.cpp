@@ -110,8 +110,15 @@ class CpuPartial final : public Frontend {
     }
   }
 
-  void cpu_objects(const KmemCache& s, int cpu, std::vector<void*>& out) const override {
-    for (void* p = s.cpu[cpu].freelist; p; p = get_freepointer(s.geo.offset, p)) out.push_back(p);
+  void cached_objects(const KmemCache& s, std::vector<void*>& out) const override {
+    for (const auto& c : s.cpu)
+      for (void* p = c.freelist; p; p = get_freepointer(s.geo.offset, p)) out.push_back(p);
+  }
+  CachedCounts count_cached(const KmemCache& s) const override {
+    CachedCounts n;
+    for (const auto& c : s.cpu)
+      for (void* p = c.freelist; p; p = get_freepointer(s.geo.offset, p)) ++n.cpu_freelist;
+    return n;
   }
 
  private:

@@ -1,5 +1,8 @@
 // The per-CPU caching layer in front of the slabs, one implementation per kernel generation:
 //   cpu_partial.cpp  cpu slab + cpu partial list (<= 6.7 eager freezing; 6.8-6.17 delayed)
+//   sheaves.cpp      percpu sheaves and per-node barns, on top of one of:
+//                    cpu_partial.cpp (6.18/6.19, sheaves only for caches that ask) or
+//                    slab_layer.cpp (7.0, sheaves for all, no cpu slabs)
 // Paths follow the kernel's own order; each front-end file opens with its states and locks.
 #pragma once
 #include <cstddef>
@@ -7,10 +10,21 @@
 #include "models/co.h"
 #include "models/exec.h"
 #include "models/slub/cache.h"
+#include "models/slub/sheaf.h"
 
 namespace slubsim::slub {
 
 class Slub;
+
+// Free objects held above the slabs, per layer.
+struct CachedCounts {
+  std::int64_t cpu_freelist = 0;  // cpu slabs' lockless freelists
+  std::int64_t sheaves = 0;       // main and spare sheaves
+  std::int64_t barn = 0;          // full sheaves in the barns
+  std::int64_t rcu = 0;           // rcu_free sheaves, filling or waiting for a grace period
+  std::int64_t prefilled = 0;     // prefilled sheaves handed to callers
+  std::int64_t sheaf_structs = 0; // sheaf structs alive (kmalloc'd in the kernel)
+};
 
 class Frontend {
  public:
@@ -25,8 +39,23 @@ class Frontend {
   virtual Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) = 0;
   // flush_cpu_slab for `cpu`, run by e (kmem_cache_shrink's flush_all, CPU hot-remove).
   virtual Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu) = 0;
-  // Objects this front-end holds for `cpu` (for validation and per-layer reports).
-  virtual void cpu_objects(const KmemCache& s, int cpu, std::vector<void*>& out) const = 0;
+  // kmem_cache_shrink's per-front-end part, after every CPU was flushed (barn_shrink).
+  virtual Co<void> shrink(Exec&, KmemCache&) { co_return; }
+  // kfree_rcu: true if the front-end took the object (the rcu_free sheaf); false sends it down
+  // the classic path (one RCU callback that frees it).
+  virtual Co<bool> kfree_rcu(Exec&, KmemCache&, Slab*, void*) { co_return false; }
+  // An rcu_free sheaf's grace period ended (rcu_free_sheaf / rcu_free_sheaf_nobarn).
+  virtual Co<void> rcu_sheaf_done(Exec&, KmemCache&, void* /*sheaf*/, bool /*nobarn*/) { co_return; }
+
+  // Prefilled sheaves (only front-ends with sheaves).
+  virtual Co<Sheaf*> prefill_sheaf(Exec&, KmemCache& s, std::uint32_t);
+  virtual void* alloc_from_sheaf(Exec&, KmemCache&, Sheaf* sheaf);
+  virtual Co<Sheaf*> refill_sheaf(Exec&, KmemCache& s, Sheaf*, std::uint32_t);
+  virtual Co<void> return_sheaf(Exec&, KmemCache& s, Sheaf*);
+
+  // Every object the front-end holds (validation) and how many per layer (reports).
+  virtual void cached_objects(const KmemCache& s, std::vector<void*>& out) const = 0;
+  virtual CachedCounts count_cached(const KmemCache& s) const = 0;
 };
 
 }  // namespace slubsim::slub

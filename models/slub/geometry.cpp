@@ -89,4 +89,25 @@ Geometry compute_geometry(const CacheSpec& spec, const Features& f, int nr_cpus)
   return g;
 }
 
+std::size_t kmalloc_size_roundup(std::size_t bytes) {
+  static constexpr std::size_t buckets[] = {8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192};
+  for (std::size_t b : buckets)
+    if (bytes <= b) return b;
+  // Larger kmallocs come from the page allocator: whole pages.
+  return (bytes + kPageSize - 1) / kPageSize * kPageSize;
+}
+
+constexpr std::size_t kSheafHeader = 32;
+
+std::size_t sheaf_struct_bytes(std::uint32_t capacity) {
+  return kmalloc_size_roundup(kSheafHeader + sizeof(void*) * capacity);
+}
+
+std::uint32_t sheaf_capacity_auto(std::uint32_t size, std::uint32_t explicit_minimum) {
+  std::uint32_t base = size >= kPageSize ? 4 : size >= 1024 ? 12 : size >= 256 ? 26 : 60;
+  auto bytes = sheaf_struct_bytes(base);
+  auto capacity = static_cast<std::uint32_t>((bytes - kSheafHeader) / sizeof(void*));
+  return std::max(capacity, explicit_minimum);
+}
+
 }  // namespace slubsim::slub

@@ -22,6 +22,15 @@ struct Geometry {
 // nr_cpus: present CPUs. Per-cache knobs in spec override the computed values.
 Geometry compute_geometry(const CacheSpec& spec, const Features& f, int nr_cpus);
 
+// calculate_sheaf_capacity (7.0): 60/26/12/4 by object size, raised so that the sheaf struct
+// (32-byte header + 8 bytes per pointer) exactly fills its kmalloc bucket; an explicit
+// capacity is a minimum (slub-algorithms.md §4.2).
+std::uint32_t sheaf_capacity_auto(std::uint32_t size, std::uint32_t explicit_minimum);
+// kmalloc_size_roundup: the kmalloc bucket an allocation of `bytes` lands in.
+std::size_t kmalloc_size_roundup(std::size_t bytes);
+// Bytes of a sheaf struct of `capacity` pointers, as kmalloc'd.
+std::size_t sheaf_struct_bytes(std::uint32_t capacity);
+
 // Pieces, exposed for tests.
 int get_order(std::size_t bytes);
 int calculate_order(std::uint32_t size, const Features& f, int nr_cpus);

@@ -69,7 +69,10 @@ Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node)
     if (this_node && candidate != node) break;
     if (order <= kPcpMaxOrder) {
       std::int64_t& list = pcp(e.cpu(), candidate, order);
-      if (list == 0 && !co_await refill(e, candidate, order)) continue;
+      if (list == 0) {
+        bool refilled = co_await refill(e, candidate, order);
+        if (!refilled) continue;
+      }
       --list;
       e.spend(c_.pcp_alloc);
       co_return candidate;

@@ -22,7 +22,7 @@ struct CacheSpec {
   bool hwcache_align = false;     // SLAB_HWCACHE_ALIGN
   bool typesafe_by_rcu = false;   // SLAB_TYPESAFE_BY_RCU: empty slabs are freed after a grace period
   bool freeptr_outside = false;   // free pointer stored after the object (RCU/ctor without freeptr_offset)
-  std::uint32_t sheaf_capacity = 0;  // explicit args.sheaf_capacity (6.18+)
+  std::uint32_t sheaf_capacity = 0;  // explicit args.sheaf_capacity (6.18+; a minimum in 7.0)
   // Per-cache knobs (sysfs cpu_partial, min_partial, order), unset = the kernel's own choice.
   std::optional<std::uint32_t> cpu_partial;
   std::optional<std::uint32_t> min_partial;
@@ -38,6 +38,14 @@ struct Features {
   int slub_min_objects = 0;           // boot parameter, 0 = from the CPU count
   int slub_max_order = 3;             // PAGE_ALLOC_COSTLY_ORDER
   int remote_node_defrag_ratio = 1000;
+  // Sheaves (6.18+).
+  std::uint32_t barn_max_full = 10;   // MAX_FULL_SHEAVES
+  std::uint32_t barn_max_empty = 10;  // MAX_EMPTY_SHEAVES
+  std::uint32_t pcs_batch_max = 32;   // PCS_BATCH_MAX: main-sheaf flush batch
+  // Patches, as the kernel community names them.
+  bool spare_sheaf = false;           // keep an empty main as the spare (Jan 2026)
+  bool remote_refill_trylock = false; // trylock remote list_locks in __refill_objects_any
+  bool skip_freelist = false;         // no freelist for whole-slab bulk refill (Mar 2026)
 };
 
 // CPU time of allocator work that touches no shared state (global cost constants,
@@ -55,6 +63,13 @@ struct Costs {
   Time pcp_alloc = 0;             // page from the per-CPU page list
   Time pcp_free = 0;              // page to the per-CPU page list
   Time zone_lock_per_block = 0;   // moving one block between buddy lists and pcp under zone->lock
+  Time sheaf_alloc = 0;           // pop from a percpu sheaf (local trylock, no atomics)
+  Time sheaf_free = 0;            // push to a percpu sheaf
+  Time sheaf_array_store_per_object = 0;  // copying object pointers into a sheaf
+  Time sheaf_struct_alloc = 0;    // kzalloc/kfree of a sheaf struct
+  Time barn_op = 0;               // list work inside barn->lock
+  Time call_rcu = 0;              // queueing an RCU callback
+  Time rcu_callback = 0;          // running one RCU callback (softirq entry share, bookkeeping)
 };
 
 struct PageAllocParams {
@@ -78,6 +93,7 @@ struct Params {
   Numa numa;
   bool validate = false;
   std::uint64_t seed = 1;
+  Time rcu_grace_period = 0;
 };
 
 }  // namespace slubsim::slub

@@ -24,6 +24,20 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
       s->node.push_back(kn);
     }
     s->cpu.resize(numa.nr_cpus);
+    // Which caches have sheaves, and how big (slub-algorithms.md §3.1, §4.2).
+    switch (p_.features.frontend) {
+      case FrontendKind::SheavesOnCpuPartial: s->sheaf_capacity = spec.sheaf_capacity; break;
+      case FrontendKind::Sheaves: s->sheaf_capacity = sheaf_capacity_auto(s->geo.size, spec.sheaf_capacity); break;
+      default: s->sheaf_capacity = 0; break;
+    }
+    if (s->sheaf_capacity > 0) {
+      s->pcs.resize(numa.nr_cpus);
+      for (int n = 0; n < numa.nr_nodes; ++n) {
+        Barn& b = s->node[n].barn;
+        b.lock = shared_.new_spinlock(spec.name + ".barn_lock", fmt::format("node{}", n), n);
+        b.line = shared_.lock_line(b.lock);
+      }
+    }
     for (int c = 0; c < numa.nr_cpus; ++c) s->cpu[c].tid = static_cast<std::uint64_t>(c);
     if (p_.features.freelist_random) {
       // init_cache_random_seq: a shuffled permutation of the object indices.
@@ -35,14 +49,23 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
     caches_.push_back(std::move(s));
   }
   all_slabs_.resize(caches_.size());
-  switch (p_.features.frontend) {
+  const Features& f = p_.features;
+  switch (f.frontend) {
     case FrontendKind::CpuPartialFrozen: fe_ = make_cpu_partial_frontend(*this, true); break;
     case FrontendKind::CpuPartial: fe_ = make_cpu_partial_frontend(*this, false); break;
-    default: throw std::invalid_argument("this front-end is not built yet");
+    case FrontendKind::SheavesOnCpuPartial:
+      fe_ = make_sheaves_frontend(*this, make_cpu_partial_frontend(*this, false), false);
+      break;
+    case FrontendKind::Sheaves:
+      fe_ = make_sheaves_frontend(
+          *this, make_slab_layer(*this, f.remote_refill_trylock, f.skip_freelist), true);
+      break;
   }
+  rcu_.init(numa.nr_cpus, p_.rcu_grace_period);
 }
 
 Slub::~Slub() {
+  fe_.reset();  // sheaves first
   for (auto& list : all_slabs_)
     for (Slab* slab : list) {
       std::free(slab->base);
@@ -110,6 +133,7 @@ Co<void> Slub::flush_cpu(Exec& e, KmemCache& s, int cpu) { co_await fe_->flush_c
 
 Co<void> Slub::shrink(Exec& e, KmemCache& s) {
   for (int c = 0; c < p_.numa.nr_cpus; ++c) co_await fe_->flush_cpu(e, s, c);
+  co_await fe_->shrink(e, s);
   // __kmem_cache_do_shrink: empty slabs leave the partial lists and are freed.
   for (auto& n : s.node) {
     std::vector<Slab*> empty;
@@ -128,6 +152,103 @@ Co<void> Slub::shrink(Exec& e, KmemCache& s) {
       co_await discard_slab(e, s, slab);
     }
   }
+}
+
+// --- RCU and prefilled sheaves ---------------------------------------------------------------
+
+Co<void> Slub::kfree_rcu(Exec& e, KmemCache& s, void* obj) {
+  Slab* slab = checked_slab(s, obj);
+  if (p_.validate) track_free(s, obj, slab);
+  bool taken = co_await fe_->kfree_rcu(e, s, slab, obj);
+  if (taken) co_return;
+  // The classic path: one callback per object (mt_free_rcu in <= 6.17; kvfree_rcu's own
+  // batching is not modelled separately).
+  if (p_.validate) rcu_objects_.insert(obj);
+  call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
+}
+
+void Slub::call_rcu(Exec& e, RcuCallback cb) {
+  e.spend(p_.costs.call_rcu);
+  rcu_.call_rcu(e.cpu(), e.now(), cb);
+}
+
+Co<void> Slub::rcu_tick(Exec& e) {
+  while (rcu_.ready(e.cpu(), e.now())) {
+    RcuCallback cb = rcu_.pop(e.cpu());
+    e.spend(p_.costs.rcu_callback);
+    KmemCache& s = *caches_[cb.cache];
+    switch (cb.kind) {
+      case RcuCallback::FreeObject:
+        if (p_.validate) rcu_objects_.erase(cb.ptr);
+        if (!fe_->free_fast(e, s, virt_to_slab(cb.ptr), cb.ptr))
+          co_await fe_->free_slow(e, s, virt_to_slab(cb.ptr), cb.ptr);
+        break;
+      case RcuCallback::RcuSheaf:
+      case RcuCallback::RcuSheafNobarn:
+        co_await fe_->rcu_sheaf_done(e, s, cb.ptr, cb.kind == RcuCallback::RcuSheafNobarn);
+        break;
+      case RcuCallback::SlabPages:
+        break;
+    }
+  }
+}
+
+Co<void> Slub::rcu_barrier(Exec& e) {
+  // Run every CPU's callbacks as if their grace periods had ended, each charged to e.
+  for (int c = 0; c < rcu_.nr_cpus(); ++c) {
+    while (!rcu_.pending(c).empty()) {
+      RcuCallback cb = rcu_.pop(c);
+      KmemCache& s = *caches_[cb.cache];
+      switch (cb.kind) {
+        case RcuCallback::FreeObject:
+          if (p_.validate) rcu_objects_.erase(cb.ptr);
+          if (!fe_->free_fast(e, s, virt_to_slab(cb.ptr), cb.ptr))
+            co_await fe_->free_slow(e, s, virt_to_slab(cb.ptr), cb.ptr);
+          break;
+        case RcuCallback::RcuSheaf:
+        case RcuCallback::RcuSheafNobarn:
+          co_await fe_->rcu_sheaf_done(e, s, cb.ptr, cb.kind == RcuCallback::RcuSheafNobarn);
+          break;
+        case RcuCallback::SlabPages:
+          break;
+      }
+    }
+  }
+}
+
+Co<Sheaf*> Slub::prefill_sheaf(Exec& e, KmemCache& s, std::uint32_t n) {
+  Sheaf* sheaf = co_await fe_->prefill_sheaf(e, s, n);
+  co_return sheaf;
+}
+
+void* Slub::alloc_from_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
+  void* obj = fe_->alloc_from_sheaf(e, s, sheaf);
+  if (obj && p_.validate) track_alloc(s, obj);
+  return obj;
+}
+
+Co<Sheaf*> Slub::refill_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf, std::uint32_t n) {
+  Sheaf* out = co_await fe_->refill_sheaf(e, s, sheaf, n);
+  co_return out;
+}
+
+Co<void> Slub::return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) { co_await fe_->return_sheaf(e, s, sheaf); }
+
+// Default prefill API: a front-end without sheaves.
+Co<Sheaf*> Frontend::prefill_sheaf(Exec&, KmemCache& s, std::uint32_t) {
+  throw SlubError(s.name() + ": kmem_cache_prefill_sheaf on a cache without sheaves");
+  co_return nullptr;
+}
+void* Frontend::alloc_from_sheaf(Exec&, KmemCache& s, Sheaf*) {
+  throw SlubError(s.name() + ": kmem_cache_alloc_from_sheaf on a cache without sheaves");
+}
+Co<Sheaf*> Frontend::refill_sheaf(Exec&, KmemCache& s, Sheaf*, std::uint32_t) {
+  throw SlubError(s.name() + ": kmem_cache_refill_sheaf on a cache without sheaves");
+  co_return nullptr;
+}
+Co<void> Frontend::return_sheaf(Exec&, KmemCache& s, Sheaf*) {
+  throw SlubError(s.name() + ": kmem_cache_return_sheaf on a cache without sheaves");
+  co_return;
 }
 
 // --- substrate ----------------------------------------------------------------------------
@@ -170,29 +291,38 @@ LineId Slub::take_line(int node) {
   return l;
 }
 
-void Slub::build_freelist(Exec& e, KmemCache& s, Slab* slab) {
+std::vector<void*> Slub::object_order(Exec& e, KmemCache& s, Slab* slab) {
   const auto size = s.geo.size;
   const auto n = slab->objects;
+  std::vector<void*> out;
+  out.reserve(n);
   auto obj = [&](std::uint32_t i) -> void* { return slab->base + static_cast<std::size_t>(i) * size; };
-  std::vector<std::uint32_t> order;
   if (p_.features.freelist_random && n > 1) {
     // shuffle_freelist: walk random_seq from a random start, skipping indices past this slab.
     std::uint32_t pos = static_cast<std::uint32_t>(rng_[e.cpu()].below(s.random_seq.size()));
     for (std::size_t k = 0; k < s.random_seq.size(); ++k) {
       std::uint32_t idx = s.random_seq[(pos + k) % s.random_seq.size()];
-      if (idx < n) order.push_back(idx);
+      if (idx < n) out.push_back(obj(idx));
     }
   } else {
-    order.resize(n);
-    for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+    for (std::uint32_t i = 0; i < n; ++i) out.push_back(obj(i));
   }
-  for (std::uint32_t k = 0; k + 1 < n; ++k) set_freepointer(s.geo.offset, obj(order[k]), obj(order[k + 1]));
-  set_freepointer(s.geo.offset, obj(order[n - 1]), nullptr);
-  slab->freelist = obj(order[0]);
-  e.spend(p_.costs.freelist_build_per_object * n);
+  return out;
 }
 
-Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node) {
+void Slub::link_freelist(Exec& e, KmemCache& s, Slab* slab, void* const* objs, std::size_t n) {
+  for (std::size_t k = 0; k + 1 < n; ++k) set_freepointer(s.geo.offset, objs[k], objs[k + 1]);
+  if (n) set_freepointer(s.geo.offset, objs[n - 1], nullptr);
+  slab->freelist = n ? objs[0] : nullptr;
+  e.spend(p_.costs.freelist_build_per_object * static_cast<Time>(n));
+}
+
+void Slub::build_freelist(Exec& e, KmemCache& s, Slab* slab) {
+  auto order = object_order(e, s, slab);
+  link_freelist(e, s, slab, order.data(), order.size());
+}
+
+Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool build) {
   int preferred = node == kNoNode ? e.node() : node;
   int order = s.geo.order;
   int got = co_await pages_->alloc_pages(e, order, preferred, this_node);
@@ -220,7 +350,7 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node) {
   for (std::size_t pg = 0; pg < (std::size_t{1} << order); ++pg)
     page_to_slab_[(reinterpret_cast<std::uintptr_t>(slab->base) >> kPageShift) + pg] = slab;
   e.spend(p_.costs.new_slab);
-  build_freelist(e, s, slab);
+  if (build) build_freelist(e, s, slab);
   // inc_slabs_node: two atomics on the node's line (CONFIG_SLUB_DEBUG).
   KmemCacheNode& n = s.node[got];
   co_await e.write(n.line);
@@ -327,10 +457,14 @@ void Slub::check() const {
                                     s.name(), slab->inuse, slab->objects - on_freelist, slab->objects));
       ++nr_slabs_by_node[slab->node];
     }
-    for (int c = 0; c < p_.numa.nr_cpus; ++c) {
+    {
       std::vector<void*> objs;
-      fe_->cpu_objects(s, c, objs);
-      for (void* o : objs) mark(o, "a cpu cache");
+      fe_->cached_objects(s, objs);
+      for (void* o : objs) mark(o, "a percpu cache, sheaf or barn");
+    }
+    for (const void* o : rcu_objects_) {
+      Slab* slab = virt_to_slab(o);
+      if (slab && slab->cache == &s) mark(const_cast<void*>(o), "an RCU callback");
     }
     for (const void* o : in_use_) {
       Slab* slab = virt_to_slab(o);
@@ -374,12 +508,18 @@ LayerCounts Slub::layers(const KmemCache& s) const {
     // A slab off the node lists is a cpu slab, a cpu partial slab, or full (nothing free).
     (slab->on_partial ? l.node_partial : l.cpu_partial) += free_on_slab;
   }
-  for (int c = 0; c < p_.numa.nr_cpus; ++c) {
-    std::vector<void*> objs;
-    fe_->cpu_objects(s, c, objs);
-    l.cpu_freelist += static_cast<std::int64_t>(objs.size());
-  }
-  l.in_use = objects - on_slab_freelists - l.cpu_freelist;
+  CachedCounts cc = fe_->count_cached(s);
+  l.cpu_freelist = cc.cpu_freelist;
+  l.sheaves = cc.sheaves;
+  l.barn = cc.barn;
+  l.prefilled = cc.prefilled;
+  l.rcu = cc.rcu;
+  for (int c = 0; c < rcu_.nr_cpus(); ++c)
+    for (const auto& cb : rcu_.pending(c))
+      if (cb.kind == RcuCallback::FreeObject && cb.cache == s.index) ++l.rcu;
+  l.sheaf_structs = cc.sheaf_structs;
+  l.sheaf_bytes = cc.sheaf_structs * static_cast<std::int64_t>(sheaf_struct_bytes(s.sheaf_capacity));
+  l.in_use = objects - on_slab_freelists - l.cpu_freelist - l.sheaves - l.barn - l.rcu - l.prefilled;
   return l;
 }
 

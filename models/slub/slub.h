@@ -16,6 +16,7 @@
 #include "models/co.h"
 #include "models/exec.h"
 #include "models/random.h"
+#include "models/rcu.h"
 #include "models/slub/cache.h"
 #include "models/slub/frontend.h"
 #include "models/slub/page_alloc.h"
@@ -32,11 +33,18 @@ class SlubError : public std::runtime_error {
 // Where free objects of a cache are, for reports (objects per layer).
 struct LayerCounts {
   std::int64_t cpu_freelist = 0;      // on cpu freelists (cpu slabs)
-  std::int64_t cpu_partial = 0;       // free objects on cpu partial slabs
+  std::int64_t cpu_partial = 0;       // free objects on slabs off the node lists (cpu slabs' remote
+                                      // frees, cpu partial slabs, slabs being refilled)
   std::int64_t node_partial = 0;      // free objects on node partial slabs
-  std::int64_t in_use = 0;            // handed out (objects minus every free object)
+  std::int64_t sheaves = 0;           // in main and spare sheaves
+  std::int64_t barn = 0;              // in the barns' full sheaves
+  std::int64_t rcu = 0;               // waiting for a grace period (rcu sheaves and callbacks)
+  std::int64_t prefilled = 0;         // in prefilled sheaves held by callers
+  std::int64_t in_use = 0;            // held by users
   std::int64_t slabs = 0;
   std::int64_t slab_bytes = 0;
+  std::int64_t sheaf_structs = 0;
+  std::int64_t sheaf_bytes = 0;       // the sheaf structs themselves (kmalloc'd)
 };
 
 class Slub {
@@ -69,11 +77,30 @@ class Slub {
   Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu);
   // kmem_cache_shrink: flush every CPU, then free the empty slabs on the node partial lists.
   Co<void> shrink(Exec& e, KmemCache& s);
+  // kfree_rcu (kvfree_call_rcu): the object is freed after a grace period.
+  Co<void> kfree_rcu(Exec& e, KmemCache& s, void* obj);
+  // Run this CPU's RCU callbacks whose grace period has ended by e.now().
+  Co<void> rcu_tick(Exec& e);
+  // rcu_barrier: run every pending callback now, on the CPU that queued it (tests, shutdown).
+  Co<void> rcu_barrier(Exec& e);
+  // Prefilled sheaves (maple tree): kmem_cache_prefill_sheaf / _alloc_from_sheaf /
+  // _refill_sheaf / _return_sheaf. Only for caches with sheaves.
+  Co<Sheaf*> prefill_sheaf(Exec& e, KmemCache& s, std::uint32_t n);
+  void* alloc_from_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf);
+  Co<Sheaf*> refill_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf, std::uint32_t n);
+  Co<void> return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf);
+  void call_rcu(Exec& e, RcuCallback cb);
+  const RcuQueue& rcu() const { return rcu_; }
 
   // --- substrate for the front-ends ---
   Slab* virt_to_slab(const void* p) const;
-  // allocate_slab: pages on `node` (kNoNode = e's node), the freelist built, not on any list.
-  Co<Slab*> new_slab(Exec& e, KmemCache& s, int node, bool this_node);
+  // allocate_slab: pages on `node` (kNoNode = e's node), not on any list, and unless
+  // build_freelist is false (skip-freelist), its freelist built.
+  Co<Slab*> new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool build_freelist = true);
+  // The objects of a new slab in freelist order (address order, or shuffled).
+  std::vector<void*> object_order(Exec& e, KmemCache& s, Slab* slab);
+  // Link objs[0..n) as the slab's freelist (n may be 0).
+  void link_freelist(Exec& e, KmemCache& s, Slab* slab, void* const* objs, std::size_t n);
   // discard_slab: pages back to the page allocator.
   Co<void> discard_slab(Exec& e, KmemCache& s, Slab* slab);
   // Caller holds n.list_lock.
@@ -105,9 +132,13 @@ class Slub {
   std::vector<std::vector<LineId>> free_lines_;             // per node, reused for new slabs
   std::vector<std::vector<Slab*>> all_slabs_;               // per cache, for validation
   std::unordered_set<const void*> in_use_;                   // validation: objects held by users
+  std::unordered_set<const void*> rcu_objects_;              // kfree_rcu'd, callback pending
+  RcuQueue rcu_;
   std::uint64_t next_slab_id_ = 0;
 };
 
 std::unique_ptr<Frontend> make_cpu_partial_frontend(Slub& slub, bool eager_freeze);
+std::unique_ptr<Frontend> make_slab_layer(Slub& slub, bool remote_trylock, bool skip_freelist);
+std::unique_ptr<Frontend> make_sheaves_frontend(Slub& slub, std::unique_ptr<Frontend> below, bool v7);
 
 }  // namespace slubsim::slub

@@ -33,6 +33,25 @@ enum class Stat : int {
   CPU_PARTIAL_FREE,
   CPU_PARTIAL_NODE,
   CPU_PARTIAL_DRAIN,
+  // Sheaves (6.18+). 6.18/6.19 count sheaf pops and pushes as ALLOC_PCS / FREE_PCS (sysfs
+  // alloc_cpu_sheaf / free_cpu_sheaf); 7.0 counts them as ALLOC_FASTPATH / FREE_FASTPATH.
+  ALLOC_PCS,
+  FREE_PCS,
+  FREE_RCU_SHEAF,
+  FREE_RCU_SHEAF_FAIL,
+  SHEAF_FLUSH,
+  SHEAF_REFILL,
+  SHEAF_ALLOC,
+  SHEAF_FREE,
+  BARN_GET,
+  BARN_GET_FAIL,
+  BARN_PUT,
+  BARN_PUT_FAIL,
+  SHEAF_PREFILL_FAST,
+  SHEAF_PREFILL_SLOW,
+  SHEAF_PREFILL_OVERSIZE,
+  SHEAF_RETURN_FAST,
+  SHEAF_RETURN_SLOW,
   // Not SLUB_STATS, but counted the same way: allocations that failed (no memory).
   ALLOC_FAILED,
   kCount
@@ -48,7 +67,10 @@ inline const char* stat_name(Stat s) {
       "deactivate_empty", "deactivate_to_head", "deactivate_to_tail", "deactivate_remote_frees",
       "deactivate_bypass", "order_fallback", "cmpxchg_double_cpu_fail", "cmpxchg_double_fail",
       "cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node", "cpu_partial_drain",
-      "alloc_failed"};
+      "alloc_cpu_sheaf", "free_cpu_sheaf", "free_rcu_sheaf", "free_rcu_sheaf_fail", "sheaf_flush",
+      "sheaf_refill", "sheaf_alloc", "sheaf_free", "barn_get", "barn_get_fail", "barn_put",
+      "barn_put_fail", "sheaf_prefill_fast", "sheaf_prefill_slow", "sheaf_prefill_oversize",
+      "sheaf_return_fast", "sheaf_return_slow", "alloc_failed"};
   return names[static_cast<int>(s)];
 }
 

@@ -1,0 +1,47 @@
+// Sheaves and barns (mm/slub.c 6.18+; slub-algorithms.md §3.1, §4).
+//
+// A sheaf is an array of object pointers with a capacity. Each CPU has, per cache with sheaves,
+// a main sheaf (never NULL), an optional spare (empty or full) and an rcu_free sheaf collecting
+// kfree_rcu objects. Each node has a barn: lists of full and empty sheaves under barn->lock (a
+// queued spinlock homed on the node); the lock, both list heads and nr_full/nr_empty share one
+// cache line, read racily by the pre-checks. Barn limits are soft (checked racily, and only by
+// some paths).
+//
+// Lock order: the CPU's local trylock (free here), then barn->lock, then list_lock, then the
+// slab cmpxchg.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "models/exec.h"
+
+namespace slubsim::slub {
+
+struct Sheaf {
+  std::vector<void*> objects;  // size() is the fill; objects.back() is popped first (LIFO)
+  std::uint32_t capacity = 0;
+  int cache_index = -1;
+  int node = -1;          // rcu_free sheaf: the node of the CPU that submitted it
+  bool oversize = false;  // a prefilled sheaf larger than the cache's capacity
+  std::uint32_t size() const { return static_cast<std::uint32_t>(objects.size()); }
+  bool empty() const { return objects.empty(); }
+  bool full() const { return objects.size() >= capacity; }
+};
+
+struct PercpuSheaves {
+  Sheaf* main = nullptr;
+  Sheaf* spare = nullptr;
+  Sheaf* rcu_free = nullptr;
+};
+
+struct Barn {
+  SpinLockId lock;
+  LineId line;  // the lock's line: list heads and counters
+  std::deque<Sheaf*> full;
+  std::deque<Sheaf*> empty;
+  std::uint32_t nr_full() const { return static_cast<std::uint32_t>(full.size()); }
+  std::uint32_t nr_empty() const { return static_cast<std::uint32_t>(empty.size()); }
+};
+
+}  // namespace slubsim::slub
