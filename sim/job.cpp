@@ -75,43 +75,62 @@ std::vector<int> parse_nr_task(const std::string& text, int nr_cpus) {
 }
 
 std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
-  // A list of plain numbers is a sweep; CACHE=N items combine into one setting.
-  std::vector<CapacitySetting> out;
+  // "64" or "32,64,128": every sheaf cache, one setting per value (a sweep).
+  // "maple_node=64" or "maple_node=32,64,128": one cache, one setting per value (a sweep).
+  // "maple_node=64,vm_area_struct=32": several caches in one setting.
   if (text.empty()) return {CapacitySetting{}};
-  CapacitySetting named;
+  struct Item {
+    std::string cache;
+    int value;
+  };
+  std::vector<Item> items;
+  std::string current;  // a plain number after CACHE=N continues that cache's sweep
   std::size_t start = 0;
   while (true) {
     auto comma = text.find(',', start);
     std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     auto eq = item.find('=');
-    std::string cache = eq == std::string::npos ? "" : item.substr(0, eq);
     std::string num = eq == std::string::npos ? item : item.substr(eq + 1);
-    if (eq != std::string::npos && cache.empty())
-      throw ConfigError("command line", "--sheaf-capacity", fmt::format("'{}' names no cache", item));
+    if (eq != std::string::npos) {
+      current = item.substr(0, eq);
+      if (current.empty())
+        throw ConfigError("command line", "--sheaf-capacity", fmt::format("'{}' names no cache", item));
+    }
     if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 5)
       throw ConfigError("command line", "--sheaf-capacity",
-                        fmt::format("'{}' is not a capacity ([CACHE=]N)", item));
+                        fmt::format("'{}' is not a capacity ([CACHE=]N[,N...])", item));
     int n = std::stoi(num);
     if (n < 1 || n > 4096)
       throw ConfigError("command line", "--sheaf-capacity",
                         fmt::format("capacity {} must be between 1 and 4096", n));
-    if (cache.empty()) {
-      out.push_back({fmt::format("{}", n), {{"", n}}});
-    } else {
-      if (!named.text.empty()) named.text += ",";
-      named.text += item;
-      named.per_cache.emplace_back(cache, n);
-    }
+    items.push_back({current, n});
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (!named.text.empty()) {
-    if (!out.empty())
-      throw ConfigError("command line", "--sheaf-capacity",
-                        "mix either plain capacities (a sweep) or CACHE=N settings, not both");
-    out.push_back(named);
+  std::vector<std::string> caches;
+  for (const auto& it : items)
+    if (std::find(caches.begin(), caches.end(), it.cache) == caches.end()) caches.push_back(it.cache);
+  std::vector<CapacitySetting> out;
+  if (caches.size() == 1) {
+    for (const auto& it : items) {
+      CapacitySetting c;
+      c.text = it.cache.empty() ? fmt::format("{}", it.value) : fmt::format("{}={}", it.cache, it.value);
+      c.per_cache.emplace_back(it.cache, it.value);
+      out.push_back(c);
+    }
+    return out;
   }
-  return out;
+  if (items.size() != caches.size() || std::find(caches.begin(), caches.end(), "") != caches.end())
+    throw ConfigError("command line", "--sheaf-capacity",
+                      "sweep one cache (maple_node=32,64) or all (32,64), or give several caches one "
+                      "value each (maple_node=64,vm_area_struct=32)");
+  CapacitySetting c;
+  for (const auto& it : items) {
+    if (!c.text.empty()) c.text += ",";
+    c.text += fmt::format("{}={}", it.cache, it.value);
+    c.per_cache.emplace_back(it.cache, it.value);
+  }
+  return {c};
 }
 
 namespace {

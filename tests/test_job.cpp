@@ -26,6 +26,11 @@ TEST_CASE("job: sheaf capacity is a sweep of plain values or one per-cache setti
   CHECK_THROWS_AS(parse_sheaf_capacity("0"), ConfigError);
   CHECK_THROWS_AS(parse_sheaf_capacity("=5"), ConfigError);
   CHECK_THROWS_AS(parse_sheaf_capacity("32,maple_node=64"), ConfigError);
+  auto one_cache = parse_sheaf_capacity("maple_node=32,64,128");
+  REQUIRE(one_cache.size() == 3);
+  CHECK(one_cache[2].text == "maple_node=128");
+  CHECK(one_cache[2].per_cache[0].first == "maple_node");
+  CHECK_THROWS_AS(parse_sheaf_capacity("maple_node=32,64,vm_area_struct=32"), ConfigError);
 }
 
 TEST_CASE("job: durations need units") {

@@ -200,26 +200,33 @@ class Sheaves final : public Frontend {
         Sheaf* spare = pcs.spare;
         pcs.spare = nullptr;
         co_await flush_sheaf(e, s, spare);
-        install_empty(e, s, pcs, spare);
+        co_await install_empty(e, s, pcs, spare);
         co_return true;
       }
     }
     // No empty sheaf anywhere: allocate one (GFP_NOWAIT; succeeds here).
     empty = new_sheaf(s, true);
-    install_empty(e, s, pcs, empty);
+    co_await install_empty(e, s, pcs, empty);
     co_return true;
   }
 
-  // __pcs_install_empty_sheaf, expected case: spare = main, main = empty.
-  void install_empty(Exec&, KmemCache&, PercpuSheaves& pcs, Sheaf* empty) {
+  // __pcs_install_empty_sheaf.
+  Co<void> install_empty(Exec& e, KmemCache& s, PercpuSheaves& pcs, Sheaf* empty) {
+    Barn& barn = s.node[e.node()].barn;
     if (!pcs.spare) {
-      pcs.spare = pcs.main;
+      pcs.spare = pcs.main;  // the expected case
       pcs.main = empty;
-      return;
+    } else if (!pcs.main->full()) {
+      co_await barn_put_empty_sheaf(e, barn, empty);
+    } else if (!pcs.spare->full()) {
+      std::swap(pcs.main, pcs.spare);
+      co_await barn_put_empty_sheaf(e, barn, empty);
+    } else {
+      // Both full: main goes to the barn whatever its limit.
+      co_await barn_put_full_sheaf(e, barn, pcs.main);
+      s.stat(Stat::BARN_PUT);
+      pcs.main = empty;
     }
-    // Raced cases cannot happen without preemption; keep the expected outcome.
-    pcs.spare = pcs.main;
-    pcs.main = empty;
   }
 
   // --- bulk --------------------------------------------------------------------------------

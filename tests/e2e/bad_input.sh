@@ -46,6 +46,9 @@ expect_error "costs.qspinlock.nope: no such parameter" --topology small-2s-8c --
 expect_error "unknown-op.json: program[1].op: unknown op 'sleep'" --topology small-2s-8c --workload "$data/unknown-op.json"
 expect_error "undeclared-lock.json: program[0].lock: no lock named 'zone_lock'" --topology small-2s-8c --workload "$data/undeclared-lock.json"
 expect_error "no such file" --topology "$data/does-not-exist.json"
+expect_error "--patch: unknown patch 'bogus'" --topology small-2s-8c --patch +bogus
+expect_error "--sheaf-capacity: cache 'no_such_cache'" --topology small-2s-8c --sheaf-capacity no_such_cache=64
+expect_error "caches.maple_node.nope: no such parameter" --topology small-2s-8c --set caches.maple_node.nope=3
 
 echo "$((n - failures)) passed, $failures failed"
 [ $failures -eq 0 ]

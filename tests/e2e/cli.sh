@@ -44,8 +44,15 @@ thread=$("$bin" run --topology small-2s-8c --workload rwsem-standin --mode threa
 grep -q '"will-it-scale.8.threads"' <<<"$thread" || fail "thread mode keys"
 
 # A kernel and capacity sweep writes one directory per variant.
-"$bin" "${args[@]}" --kernel v6.7,v6.17 --sheaf-capacity 32,64 --out "$tmp/sweep"
-for v in v6.7_sheaf_capacity=32 v6.7_sheaf_capacity=64 v6.17_sheaf_capacity=32 v6.17_sheaf_capacity=64; do
+"$bin" "${args[@]}" --kernel v6.17,v7.0 --sheaf-capacity 32,64 --out "$tmp/sweep"
+for v in v6.17_sheaf_capacity=32 v6.17_sheaf_capacity=64 v7.0_sheaf_capacity=32 v7.0_sheaf_capacity=64; do
   [ -f "$tmp/sweep/$v/stats.json" ] || fail "missing $v"
 done
+
+# A one-cache capacity sweep on a sheaves kernel, with patches switched from the command line.
+"$bin" run --topology small-2s-8c --workload sheaf-burst --kernel v7.0 --nr-task 8 --duration 1ms --warmup 100us --quiet \
+  --sheaf-capacity maple_node=32,128 --patch -spare-sheaf --patch +skip-freelist --validate --out "$tmp/caps"
+grep -q '"slub_stats.maple_node.sheaf_refill"' "$tmp/caps/v7.0_sheaf_capacity=maple_node=32/stats.json" \
+  || fail "no sheaf refills at capacity 32"
+[ -f "$tmp/caps/v7.0_sheaf_capacity=maple_node=128/stats.json" ] || fail "no result for capacity 128"
 echo "e2e.cli: all checks passed"
