@@ -125,14 +125,16 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
             v["barn"] += static_cast<double>(l.barn);
             v["rcu"] += static_cast<double>(l.rcu);
             v["rcu_kB"] += static_cast<double>(l.rcu) * size / 1024.0;
+            v["sheaves_kB"] += static_cast<double>(l.sheaves) * size / 1024.0;
+            v["barn_kB"] += static_cast<double>(l.barn) * size / 1024.0;
             v["prefilled"] += static_cast<double>(l.prefilled);
             v["sheaf_structs"] += static_cast<double>(l.sheaf_structs);
             v["sheaf_struct_kB"] += static_cast<double>(l.sheaf_bytes) / 1024.0;
           }
       for (const char* k : {"active_objs", "num_objs", "num_slabs"})
         out[fmt::format("slabinfo.{}.{}", name, k)] = round_to(v[k] / n, 1);
-      for (const char* k : {"cpu_freelist", "cpu_partial_slabs", "node_partial_slabs", "sheaves", "barn",
-                            "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
+      for (const char* k : {"cpu_freelist", "cpu_partial_slabs", "node_partial_slabs", "sheaves", "sheaves_kB",
+                            "barn", "barn_kB", "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
         out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
     }
     std::uint64_t failures = 0;
