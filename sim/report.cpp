@@ -142,6 +142,22 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     out["slubsim.alloc_failures"] = failures;
   }
 
+  // Slab traffic per counted operation (objects per op), mean over rows.
+  {
+    std::vector<std::string> order;
+    std::map<std::string, std::array<double, 3>> sum;
+    for (const auto& r : rows)
+      for (const auto& [cache, v] : r.per_op) {
+        if (!sum.count(cache)) order.push_back(cache);
+        for (int k = 0; k < 3; ++k) sum[cache][k] += v[k];
+      }
+    const char* names[] = {"alloc", "free", "kfree_rcu"};
+    for (const auto& cache : order)
+      for (int k = 0; k < 3; ++k)
+        out[fmt::format("workload_ops.{}.{}", cache, names[k])] =
+            round_to(sum[cache][k] / static_cast<double>(rows.size()), 3);
+  }
+
   std::uint64_t events = 0, requests = 0;
   Time sim_time = 0;
   for (const auto& r : rows) {

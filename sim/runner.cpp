@@ -31,7 +31,8 @@ RunResult simulate(const RunSpec& spec) {
     slub = std::make_unique<slub::Slub>(
         world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed,
                            spec.capacity ? *spec.capacity : CapacityOverride{}));
-  auto bound = bind_program(*spec.program, world, spec.mode, task_node, m.nr_nodes, slub.get());
+  const Program program = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
+  auto bound = bind_program(program, world, spec.mode, task_node, m.nr_nodes, slub.get());
   auto& bindings = bound.tasks;
 
   // SLUB counters over the window: snapshots when global time reaches its edges.
@@ -70,7 +71,7 @@ RunResult simulate(const RunSpec& spec) {
     b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1);
     b.counter.begin = begin;
     b.counter.end = end;
-    cpu->start(run_task(*cpu, *spec.program, b, end), 0);
+    cpu->start(run_task(*cpu, program, b, end), 0);
     cpus.push_back(std::move(cpu));
   }
 
@@ -90,6 +91,13 @@ RunResult simulate(const RunSpec& spec) {
     ops += bindings[t].counter.in_window;
     r.end_time = std::max(r.end_time, cpus[t]->now());
     r.alloc_failures += bindings[t].alloc_failures;
+  }
+  for (std::size_t c = 0; c < program.caches.size(); ++c) {
+    std::array<double, 3> v{};
+    for (const auto& b : bindings)
+      for (int k = 0; k < 3; ++k) v[k] += static_cast<double>(b.object_ops[c][k]);
+    for (auto& x : v) x = ops ? x / static_cast<double>(ops) : 0.0;
+    r.per_op.emplace_back(program.caches[c], v);
   }
   // ops per second over the window; integer, as will-it-scale prints its average.
   r.ops_per_sec = static_cast<std::uint64_t>(

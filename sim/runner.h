@@ -1,6 +1,7 @@
 // One simulation: a machine, a program, N tasks, one seed. Builds the engine and the shared
 // state, starts one task per CPU as lkp places them, runs warm-up and window, and measures.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ struct RunResult {
   std::vector<CacheReport> caches;
   std::int64_t slab_bytes = 0;        // all slab memory at the end of the window
   std::uint64_t alloc_failures = 0;   // allocations that found no memory
+  // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
+  std::vector<std::pair<std::string, std::array<double, 3>>> per_op;
 };
 
 // Throws ConfigError for inputs that cannot run, std::runtime_error if the simulation itself

@@ -82,7 +82,21 @@ void parse_object_step(const JsonView& v, Step& s, Program& p) {
   }
 }
 
-std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth) {
+// Named parameters of a program ("parameters": {"mmap_locked_ns": {"value", "source"}}), used
+// as "ns": "$mmap_locked_ns" so that a calibration changes one place (--set workload.parameters.X=...).
+Time work_ns(const JsonView& v, const std::map<std::string, Time>& params) {
+  if (v.raw().is_string()) {
+    auto ref = v.str();
+    if (ref.empty() || ref[0] != '$') v.fail("a time is a number of ns or \"$parameter\"");
+    auto it = params.find(ref.substr(1));
+    if (it == params.end()) v.fail(fmt::format("no parameter named '{}'", ref.substr(1)));
+    return it->second;
+  }
+  return v.time_ns();
+}
+
+std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth,
+                              const std::map<std::string, Time>& params) {
   if (depth > 8) arr.fail("locks nest deeper than 8");
   std::vector<Step> out;
   for (std::size_t i = 0; i < arr.size(); ++i) {
@@ -91,11 +105,18 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth) {
     auto op = v.at("op").str();
     if (op == "work") {
       s.op = StepOp::Work;
-      s.ns = v.at("ns").time_ns();
+      s.ns = work_ns(v.at("ns"), params);
       if (auto d = v.find("distribution")) {
         auto dist = d->str();
-        if (dist == "exponential") s.exponential = true;
-        else if (dist != "fixed") d->fail(fmt::format("unknown distribution '{}' (fixed, exponential)", dist));
+        if (dist == "exponential") {
+          s.exponential = true;
+        } else if (dist == "uniform") {
+          auto sp = v.at("spread");
+          s.spread = sp.number();
+          if (s.spread < 0 || s.spread >= 1) sp.fail("must be in [0, 1)");
+        } else if (dist != "fixed") {
+          d->fail(fmt::format("unknown distribution '{}' (fixed, uniform, exponential)", dist));
+        }
       }
     } else if (op == "touch") {
       s.op = StepOp::Touch;
@@ -113,7 +134,7 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth) {
         else if (mode != "write") m->fail(fmt::format("unknown mode '{}' (read, write)", mode));
         if (!s.write && s.kind == LockKind::Spinlock) m->fail("a spinlock has no read mode");
       }
-      s.body = parse_steps(v.at("body"), p, depth + 1);
+      s.body = parse_steps(v.at("body"), p, depth + 1, params);
     } else if (auto it = kObjectOps.find(op); it != kObjectOps.end()) {
       s.op = it->second;
       parse_object_step(v, s, p);
@@ -123,6 +144,8 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth) {
           "prefill, alloc_from_sheaf, return_sheaf)",
           op));
     }
+    if (auto ks = v.find("kernels"))
+      for (std::size_t k = 0; k < ks->size(); ++k) s.kernels.push_back(ks->at(k).str());
     out.push_back(std::move(s));
   }
   return out;
@@ -170,7 +193,10 @@ Program parse_workload(const json& doc, const std::string& file) {
   }
   auto program = root.at("program");
   if (program.size() == 0) program.fail("a program needs at least one step");
-  p.steps = parse_steps(program, p, 0);
+  std::map<std::string, Time> params;
+  if (auto ps = root.find("parameters"))
+    for (const auto& name : ps->keys()) params[name] = ps->at(name).time_ns();
+  p.steps = parse_steps(program, p, 0, params);
   return p;
 }
 

@@ -36,6 +36,7 @@ struct Step {
   StepOp op = StepOp::Work;
   Time ns = 0;               // work
   bool exponential = false;  // work: exponentially distributed with mean ns
+  double spread = 0;         // work: uniform in ns * [1 - spread, 1 + spread]
   int object = -1;           // touch: line index; lock: lock index
   bool write = true;         // touch: store; lock: rwsem writer
   LockKind kind = LockKind::Spinlock;  // lock: copied from the declaration
@@ -46,6 +47,7 @@ struct Step {
   int keep = 0;              // free: leave at least this many objects in the pool
   int node = -1;             // alloc: kmem_cache_alloc_node target, -1 = NUMA_NO_NODE, -2 = local
   bool to_next_node = false; // alloc: into the next node's pool instance
+  std::vector<std::string> kernels;  // only in these kernel presets (empty: all)
 };
 
 struct PoolDecl {
@@ -79,5 +81,8 @@ struct Program {
 };
 
 enum class Mode { Process, Thread };
+
+// The program as a given kernel preset runs it: steps limited to other kernels removed.
+Program select_kernel(const Program& p, const std::string& kernel);
 
 }  // namespace slubsim

@@ -85,6 +85,7 @@ Co<void> alloc_objects(Exec& e, const Step& s, TaskBinding& b) {
     if (obj) got.push_back(obj);
     else ++b.alloc_failures;
   }
+  b.count(e, s.cache, TaskBinding::kAlloc, got.size());
   // The step's objects enter the pool in one access (a batched enqueue).
   if (pool.shared && !got.empty()) co_await e.write(pool.line);
   pool.objects.insert(pool.objects.end(), got.begin(), got.end());
@@ -101,6 +102,7 @@ Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
     objs.push_back(pool.objects.front());
     pool.objects.pop_front();
   }
+  b.count(e, s.cache, TaskBinding::kFree, objs.size());
   for (void* obj : objs)
     if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
 }
@@ -115,6 +117,7 @@ Co<void> kfree_rcu_objects(Exec& e, const Step& s, TaskBinding& b) {
     objs.push_back(pool.objects.front());
     pool.objects.pop_front();
   }
+  b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
   for (void* obj : objs) co_await b.slub->kfree_rcu(e, cache, obj);
 }
 
@@ -138,6 +141,7 @@ Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
         }
         got.push_back(obj);
       }
+      b.count(e, s.cache, TaskBinding::kAlloc, got.size());
       if (pool.shared && !got.empty()) co_await e.write(pool.line);
       pool.objects.insert(pool.objects.end(), got.begin(), got.end());
       break;
@@ -158,6 +162,7 @@ Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
     Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
     std::size_t got = co_await b.slub->alloc_bulk(e, cache, objs.size(), objs.data());
     if (got == 0) ++b.alloc_failures;
+    b.count(e, s.cache, TaskBinding::kAlloc, got);
     if (pool.shared && got) co_await e.write(pool.line);
     for (std::size_t i = 0; i < got; ++i) pool.objects.push_back(objs[i]);
   } else {
@@ -169,6 +174,7 @@ Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
       objs[i] = pool.objects.front();
       pool.objects.pop_front();
     }
+    b.count(e, s.cache, TaskBinding::kFree, n);
     if (n) co_await b.slub->free_bulk(e, cache, n, objs.data());
   }
 }
@@ -177,8 +183,12 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
   for (const Step& s : steps) {
     switch (s.op) {
       case StepOp::Work:
-        e.spend(s.exponential ? static_cast<Time>(b.rng.exponential(static_cast<double>(s.ns)))
-                              : s.ns);
+        if (s.exponential)
+          e.spend(static_cast<Time>(b.rng.exponential(static_cast<double>(s.ns))));
+        else if (s.spread > 0)
+          e.spend(static_cast<Time>(static_cast<double>(s.ns) * (1.0 + s.spread * (2.0 * b.rng.uniform() - 1.0))));
+        else
+          e.spend(s.ns);
         break;
       case StepOp::Touch:
         if (s.write)
@@ -255,6 +265,7 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
   for (auto& t : out) {
     t.slub = slub;
     t.sheaves.assign(p.caches.size(), nullptr);
+    t.object_ops.assign(p.caches.size(), {});
     for (const auto& name : p.caches) {
       slub::KmemCache* c = slub ? slub->find(name) : nullptr;
       if (!c) throw std::invalid_argument("workload uses cache '" + name + "' which is not configured");

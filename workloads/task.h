@@ -1,5 +1,6 @@
 // Running a Program as one task: the will-it-scale loop.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -44,6 +45,12 @@ struct TaskBinding {
   std::vector<slub::KmemCache*> caches;  // by Program::caches index
   slub::Slub* slub = nullptr;
   std::vector<slub::Sheaf*> sheaves;     // a prefilled sheaf held per cache, or null
+  // Objects allocated, freed and kfree_rcu'd in the window, per cache (slab traffic per op).
+  enum ObjectOp { kAlloc, kFree, kKfreeRcu, kNrObjectOps };
+  std::vector<std::array<std::uint64_t, kNrObjectOps>> object_ops;
+  void count(const Exec& e, int cache, ObjectOp op, std::uint64_t n) {
+    if (e.now() >= counter.begin && e.now() < counter.end) object_ops[cache][op] += n;
+  }
   Random rng;
   Counter counter;
   std::uint64_t alloc_failures = 0;
