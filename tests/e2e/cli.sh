@@ -55,4 +55,9 @@ done
 grep -q '"slub_stats.maple_node.sheaf_refill"' "$tmp/caps/v7.0_sheaf_capacity=maple_node=32/stats.json" \
   || fail "no sheaf refills at capacity 32"
 [ -f "$tmp/caps/v7.0_sheaf_capacity=maple_node=128/stats.json" ] || fail "no result for capacity 128"
+
+# 0-day style compare of two result directories.
+cmp_out=$(python3 "$(dirname "$0")/../../tools/compare.py" "$tmp/sweep/v6.17_sheaf_capacity=32" "$tmp/sweep/v7.0_sheaf_capacity=32" --all)
+grep -q "%change" <<<"$cmp_out" || fail "compare has no %change column"
+grep -q "will-it-scale.per_process_ops" <<<"$cmp_out" || fail "compare lacks per_process_ops"
 echo "e2e.cli: all checks passed"
