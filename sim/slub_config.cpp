@@ -62,6 +62,7 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.costs.free_slowpath_entry = s.at("free_slowpath_entry_ns").time_ns();
   c.costs.freelist_walk_per_object = s.at("freelist_walk_per_object_ns").time_ns();
   c.costs.freelist_build_per_object = s.at("freelist_build_per_object_ns").time_ns();
+  c.costs.new_slab_cold_line = s.at("new_slab_cold_line_ns").time_ns();
   c.costs.list_op = s.at("list_op_ns").time_ns();
   c.costs.new_slab = s.at("new_slab_ns").time_ns();
   c.costs.discard_slab = s.at("discard_slab_ns").time_ns();

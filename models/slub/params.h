@@ -57,6 +57,7 @@ struct Costs {
   Time free_slowpath_entry = 0;   // __slab_free entry
   Time freelist_walk_per_object = 0;  // one dependent load per object (deactivate, counting)
   Time freelist_build_per_object = 0; // one store per object when a new slab is set up
+  Time new_slab_cold_line = 0;    // first write to a cache line of a slab fresh from the page allocator
   Time list_op = 0;               // add_partial / remove_partial pointer work under list_lock
   Time new_slab = 0;              // allocate_slab bookkeeping besides the freelist build
   Time discard_slab = 0;          // free_slab bookkeeping

@@ -314,7 +314,11 @@ void Slub::link_freelist(Exec& e, KmemCache& s, Slab* slab, void* const* objs, s
   for (std::size_t k = 0; k + 1 < n; ++k) set_freepointer(s.geo.offset, objs[k], objs[k + 1]);
   if (n) set_freepointer(s.geo.offset, objs[n - 1], nullptr);
   slab->freelist = n ? objs[0] : nullptr;
-  e.spend(p_.costs.freelist_build_per_object * static_cast<Time>(n));
+  // The slab is fresh from the page allocator: every line holding a free pointer is written for
+  // the first time (one line per object from 64-byte objects up, shared below that).
+  constexpr std::size_t kLine = 64;
+  Time cold_lines = static_cast<Time>((n * std::min<std::size_t>(s.geo.size, kLine) + kLine - 1) / kLine);
+  e.spend(p_.costs.freelist_build_per_object * static_cast<Time>(n) + p_.costs.new_slab_cold_line * cold_lines);
 }
 
 void Slub::build_freelist(Exec& e, KmemCache& s, Slab* slab) {
