@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "sim/topology.h"
+#include "sim/trace_import.h"
 #include "sim/workload_json.h"
 
 #ifndef SLUBSIM_SOURCE_DIR
@@ -154,6 +155,35 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+// --workload trace:FILE / ftrace:FILE: the trace, how it maps onto tasks, and a program that
+// names its caches for the tasks' bindings.
+void resolve_trace(Job& job, const std::vector<Override>& overrides) {
+  const JobRequest& req = job.request;
+  for (const auto& o : overrides)
+    if (o.domain == "workload")
+      throw ConfigError("--set", o.domain + "." + o.path, "a trace replay has no workload parameters");
+  if (req.trace_map == "replicated") job.replay.map = TraceMap::Replicated;
+  else if (req.trace_map == "mapped") job.replay.map = TraceMap::Mapped;
+  else throw ConfigError("command line", "--trace-map", fmt::format("'{}' is not replicated or mapped", req.trace_map));
+  std::size_t used = 0;
+  double speed = -1;
+  try {
+    speed = std::stod(req.trace_speed, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != req.trace_speed.size() || !(speed >= 0) || speed > 1e9)
+    throw ConfigError("command line", "--trace-speed",
+                      fmt::format("'{}' is not a factor (0 = no waiting, 1 = the trace's own pace)", req.trace_speed));
+  job.replay.speed = speed;
+  auto trace = std::make_shared<Trace>(load_trace(req.workload, job.caches));
+  job.program = Program{};
+  job.program.name = req.workload;
+  job.program.file = trace->file;
+  job.program.description = "trace replay";
+  job.program.caches = trace->caches;
+  job.trace = std::move(trace);
+}
+
 }  // namespace
 
 Job resolve_job(const JobRequest& req) {
@@ -181,17 +211,28 @@ Job resolve_job(const JobRequest& req) {
   job.slub_costs = parse_slub_costs(load_with_overrides(costs_file, overrides, "costs"), costs_file);
   auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
   job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
-  auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
-  job.program = parse_workload(load_with_overrides(wl_file, overrides, "workload"), wl_file);
-  for (std::size_t i = 0; i < job.program.caches.size(); ++i) {
-    const auto& name = job.program.caches[i];
-    bool known = std::any_of(job.caches.begin(), job.caches.end(),
-                             [&](const slub::CacheSpec& c) { return c.name == name; });
-    if (!known)
-      throw ConfigError(wl_file, job.program.cache_paths[i],
-                        fmt::format("cache '{}' is not in {}", name, caches_file));
+  if (is_trace_workload(req.workload)) {
+    resolve_trace(job, overrides);
+  } else {
+    auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
+    job.program = parse_workload(load_with_overrides(wl_file, overrides, "workload"), wl_file);
+    for (std::size_t i = 0; i < job.program.caches.size(); ++i) {
+      const auto& name = job.program.caches[i];
+      bool known = std::any_of(job.caches.begin(), job.caches.end(),
+                               [&](const slub::CacheSpec& c) { return c.name == name; });
+      if (!known)
+        throw ConfigError(wl_file, job.program.cache_paths[i],
+                          fmt::format("cache '{}' is not in {}", name, caches_file));
+    }
   }
   job.nr_tasks = parse_nr_task(req.nr_task, job.machine.nr_cpus);
+  if (job.trace && job.replay.map == TraceMap::Mapped)
+    for (int n : job.nr_tasks)
+      if (n > static_cast<int>(job.trace->cpus.size()))
+        throw ConfigError("command line", "--nr-task",
+                          fmt::format("{} tasks, but the trace has {} CPUs: a mapped replay has no CPU "
+                                      "for the others (use --trace-map replicated)",
+                                      n, job.trace->cpus.size()));
 
   auto capacities = parse_sheaf_capacity(req.sheaf_capacity);
   for (const auto& cap : capacities)
@@ -263,6 +304,8 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
       spec.capacity = &job.variants[u.variant].capacity.per_cache;
       spec.slub_costs = &job.slub_costs;
       spec.validate = job.request.validate;
+      spec.trace = job.trace.get();
+      spec.replay = job.replay;
       auto s0 = std::chrono::steady_clock::now();
       try {
         out.runs[u.variant][u.run][u.row] = simulate(spec);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,13 +15,16 @@
 #include "sim/runner.h"
 #include "sim/slub_config.h"
 #include "workloads/program.h"
+#include "workloads/trace.h"
 
 namespace slubsim {
 
 // What the command line says, before files are read.
 struct JobRequest {
   std::string topology = "amd-turin-2s-512t";
-  std::string workload = "lock-standin";
+  std::string workload = "lock-standin";  // NAME, FILE, trace:FILE or ftrace:FILE
+  std::string trace_map = "replicated";    // replicated or mapped (trace workloads)
+  std::string trace_speed = "1";           // trace timestamps divided by this; 0 = no waiting
   std::string costs = "default";
   std::string caches = "default";
   bool validate = false;
@@ -56,7 +60,9 @@ struct Job {
   Costs costs;
   SlubCostConfig slub_costs;
   std::vector<slub::CacheSpec> caches;
-  Program program;
+  Program program;  // for a trace: no steps, the trace's caches
+  std::shared_ptr<const Trace> trace;  // --workload trace:FILE / ftrace:FILE
+  TraceReplay replay;
   Mode mode = Mode::Process;
   std::vector<int> nr_tasks;
   std::vector<Variant> variants;

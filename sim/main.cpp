@@ -13,6 +13,7 @@
 #include "sim/config.h"
 #include "sim/job.h"
 #include "sim/report.h"
+#include "sim/trace_import.h"
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -32,6 +33,7 @@ Examples:
   slubsim run --topology amd-epyc-2s-192c-4n --workload lock-standin --nr-task 1,96,192
   slubsim run --topology intel-gnr-2s-344t-4n --nr-task 25%,50%,100% --runs 3 --out results/x
   slubsim run --topology small-2s-8c --set costs.qspinlock.handoff_alpha=2 --table
+  slubsim run --topology amd-turin-2s-512t --workload ftrace:workloads/traces/sample-ftrace.txt --nr-task 2,64,512
 )";
 
 po::options_description run_options(JobRequest& r, std::string& out, bool& table, bool& quiet) {
@@ -41,7 +43,11 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
       ("topology", po::value(&r.topology)->default_value(r.topology),
        "machine: a preset NAME (configs/topologies/NAME.json) or a FILE; e.g. --topology small-2s-8c")
       ("workload", po::value(&r.workload)->default_value(r.workload),
-       "program each task runs: NAME (workloads/NAME.json) or FILE; e.g. --workload rwsem-standin")
+       "program each task runs: NAME (workloads/NAME.json) or FILE, or a trace to replay: trace:FILE (slubsim's format) or ftrace:FILE (ftrace / trace-cmd report text of the kmem events); e.g. --workload rwsem-standin or --workload ftrace:workloads/traces/sample-ftrace.txt")
+      ("trace-map", po::value(&r.trace_map)->default_value(r.trace_map),
+       "how a trace's C CPUs become the tasks: replicated (task j replays trace CPU j mod C, each group of C tasks with its own objects) or mapped (trace CPU i on task i mod N; N must not exceed C); e.g. --trace-map mapped")
+      ("trace-speed", po::value(&r.trace_speed)->default_value(r.trace_speed),
+       "trace timestamps are divided by this factor; 0 replays events back to back; e.g. --trace-speed 10")
       ("mode", po::value(&r.mode)->default_value(r.mode),
        "process (private mm per task) or thread (one shared mm); e.g. --mode thread")
       ("nr-task", po::value(&r.nr_task)->default_value(r.nr_task),
@@ -105,6 +111,7 @@ int run(std::vector<std::string> args, bool default_job) {
   auto progress = [&](const std::string& line) {
     if (!quiet) std::cerr << "slubsim: " << line << "\n";
   };
+  if (job.trace) progress(describe_trace(*job.trace));
   JobResult result = run_job(job, progress);
   if (!out.empty()) write_results(out, job, result);
   if (table)

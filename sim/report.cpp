@@ -140,6 +140,9 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     std::uint64_t failures = 0;
     for (const auto& r : rows) failures += r.alloc_failures;
     out["slubsim.alloc_failures"] = failures;
+    std::uint64_t skipped = 0;
+    for (const auto& r : rows) skipped += r.trace_skipped_frees;
+    out["slubsim.trace_skipped_frees"] = skipped;
   }
 
   // Slab traffic per counted operation (objects per op), mean over rows.

@@ -34,6 +34,8 @@ RunResult simulate(const RunSpec& spec) {
   const Program program = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
   auto bound = bind_program(program, world, spec.mode, task_node, m.nr_nodes, slub.get());
   auto& bindings = bound.tasks;
+  BoundTrace replay;
+  if (spec.trace) replay = bind_trace(*spec.trace, spec.replay, world, task_node);
 
   // SLUB counters over the window: snapshots when global time reaches its edges.
   std::vector<slub::StatCounters> at_begin;
@@ -66,12 +68,18 @@ RunResult simulate(const RunSpec& spec) {
     bool sibling_busy = false;
     for (int s : m.core_cpus[m.cpu_core[c]])
       if (s != c && busy[s]) sibling_busy = true;
-    cpu->set_private_work_factor(sibling_busy ? m.smt_private_work_factor : 1.0);
+    const double work_factor = sibling_busy ? m.smt_private_work_factor : 1.0;
+    cpu->set_private_work_factor(work_factor);
     auto& b = bindings[t];
     b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1);
     b.counter.begin = begin;
     b.counter.end = end;
-    cpu->start(run_task(*cpu, program, b, end), 0);
+    if (spec.trace) {
+      replay.tasks[t].work_factor = work_factor;
+      cpu->start(replay_trace(*cpu, replay, t, b, end), 0);
+    } else {
+      cpu->start(run_task(*cpu, program, b, end), 0);
+    }
     cpus.push_back(std::move(cpu));
   }
 
@@ -91,6 +99,7 @@ RunResult simulate(const RunSpec& spec) {
     ops += bindings[t].counter.in_window;
     r.end_time = std::max(r.end_time, cpus[t]->now());
     r.alloc_failures += bindings[t].alloc_failures;
+    if (spec.trace) r.trace_skipped_frees += replay.tasks[t].skipped_frees;
   }
   for (std::size_t c = 0; c < program.caches.size(); ++c) {
     std::array<double, 3> v{};

@@ -15,6 +15,7 @@
 #include "sim/slub_config.h"
 #include "sim/world.h"
 #include "workloads/program.h"
+#include "workloads/trace.h"
 
 namespace slubsim {
 
@@ -33,6 +34,10 @@ struct RunSpec {
   const SlubCostConfig* slub_costs = nullptr;
   const CapacityOverride* capacity = nullptr;  // --sheaf-capacity value of this variant
   bool validate = false;  // SLUB validation mode: every object in one place, checked at the end
+  // A trace replay instead of the program's steps: `program` then only names the caches the
+  // trace uses (in Trace::caches order) and has no steps.
+  const Trace* trace = nullptr;
+  TraceReplay replay;
 };
 
 // One cache's view of a run: counters over the window, objects per layer at its end.
@@ -61,6 +66,7 @@ struct RunResult {
   std::vector<CacheReport> caches;
   std::int64_t slab_bytes = 0;        // all slab memory at the end of the window
   std::uint64_t alloc_failures = 0;   // allocations that found no memory
+  std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
   // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
   std::vector<std::pair<std::string, std::array<double, 3>>> per_op;
 };

@@ -49,6 +49,10 @@ expect_error "no such file" --topology "$data/does-not-exist.json"
 expect_error "--patch: unknown patch 'bogus'" --topology small-2s-8c --patch +bogus
 expect_error "--sheaf-capacity: cache 'no_such_cache'" --topology small-2s-8c --sheaf-capacity no_such_cache=64
 expect_error "caches.maple_node.nope: no such parameter" --topology small-2s-8c --set caches.maple_node.nope=3
+expect_error "malformed-ftrace.txt: line 18: kmalloc event without bytes_alloc=" --topology small-2s-8c --workload "ftrace:$data/malformed-ftrace.txt"
+expect_error "no-such-trace.txt: --workload: no such file" --topology small-2s-8c --workload "trace:$data/no-such-trace.txt"
+expect_error "--trace-map: 'both' is not replicated or mapped" --topology small-2s-8c --workload "ftrace:$data/../../workloads/traces/sample-ftrace.txt" --trace-map both
+expect_error "--nr-task: 4 tasks, but the trace has 2 CPUs" --topology small-2s-8c --workload "ftrace:$data/../../workloads/traces/sample-ftrace.txt" --trace-map mapped --nr-task 4
 
 echo "$((n - failures)) passed, $failures failed"
 [ $failures -eq 0 ]

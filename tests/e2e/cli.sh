@@ -60,4 +60,15 @@ grep -q '"slub_stats.maple_node.sheaf_refill"' "$tmp/caps/v7.0_sheaf_capacity=ma
 cmp_out=$(python3 "$(dirname "$0")/../../tools/compare.py" "$tmp/sweep/v6.17_sheaf_capacity=32" "$tmp/sweep/v7.0_sheaf_capacity=32" --all)
 grep -q "%change" <<<"$cmp_out" || fail "compare has no %change column"
 grep -q "will-it-scale.per_process_ops" <<<"$cmp_out" || fail "compare lacks per_process_ops"
+# A trace replay: the sample ftrace file, replicated over 8 tasks, with its summary on stderr.
+sample="$(dirname "$0")/../../workloads/traces/sample-ftrace.txt"
+"$bin" run --topology small-2s-8c --workload "ftrace:$sample" --nr-task 2,8 --duration 2ms --warmup 500us \
+  --validate > "$tmp/trace.json" 2> "$tmp/trace.err"
+grep -q "451 events (228 alloc, 223 free, 0 kfree_rcu) on 2 CPUs" "$tmp/trace.err" || fail "no trace summary: $(cat "$tmp/trace.err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 3 * d["will-it-scale.2.processes"] > 0, d; assert d["slub_stats.kmalloc-256.free_slowpath"] > 0, d' \
+  "$tmp/trace.json" || fail "trace replay output"
+help=$("$bin" run --help)
+for opt in --trace-map --trace-speed ftrace:FILE; do
+  grep -q -- "$opt" <<<"$help" || fail "run --help lacks $opt"
+done
 echo "e2e.cli: all checks passed"
