@@ -130,7 +130,9 @@ class Sheaves final : public Frontend {
     co_return true;
   }
 
-  // refill_sheaf: top the sheaf up to its capacity from the layer below.
+  // refill_sheaf: top the sheaf up to its capacity from the layer below. An oversize prefilled
+  // sheaf is filled by __kmem_cache_alloc_bulk instead (§4.7): no SHEAF_REFILL, and 7.0 counts
+  // the objects as ALLOC_SLOWPATH (§4.11); below_->alloc_bulk is all or nothing, like it.
   Co<bool> refill(Exec& e, KmemCache& s, Sheaf* sheaf) {
     std::size_t to_fill = sheaf->capacity - sheaf->size();
     if (to_fill == 0) co_return true;
@@ -138,7 +140,8 @@ class Sheaves final : public Frontend {
     std::size_t filled = co_await below_->alloc_bulk(e, s, to_fill, got.data());
     sheaf->objects.insert(sheaf->objects.end(), got.begin(), got.begin() + static_cast<std::ptrdiff_t>(filled));
     e.spend(c_.sheaf_array_store_per_object * static_cast<Time>(filled));
-    s.stat(Stat::SHEAF_REFILL, filled);
+    if (!sheaf->oversize) s.stat(Stat::SHEAF_REFILL, filled);
+    else if (v7_) s.stat(Stat::ALLOC_SLOWPATH, filled);
     co_return filled == to_fill;
   }
 
@@ -258,12 +261,14 @@ class Sheaves final : public Frontend {
     if (i == n) co_return n;
     // The rest from the layer below.
     std::size_t rest = n - i;
-    if (v7_) s.stat(Stat::ALLOC_SLOWPATH, rest);
     std::size_t got = co_await below_->alloc_bulk(e, s, rest, p + i);
     if (got < rest) {
-      co_await free_bulk(e, s, i, p);
+      // Out of memory: what came from the sheaves goes straight to the slabs
+      // (__kmem_cache_free_bulk), not back to the sheaves.
+      co_await below_->free_bulk(e, s, i, p);
       co_return 0;
     }
+    if (v7_) s.stat(Stat::ALLOC_SLOWPATH, rest);  // counted by __kmem_cache_alloc_bulk on success
     co_return n;
   }
 
@@ -455,8 +460,9 @@ class Sheaves final : public Frontend {
       } else {
         s.stat(Stat::SHEAF_PREFILL_SLOW);
         sheaf = co_await barn_get_full_or_empty_sheaf(e, s.node[e.node()].barn);
-        if (sheaf) s.stat(sheaf->empty() ? Stat::BARN_GET_FAIL : Stat::BARN_GET);
-        else sheaf = new_sheaf(s, true);
+        // BARN_GET only for a sheaf with objects; an empty one or none is BARN_GET_FAIL.
+        s.stat(sheaf && !sheaf->empty() ? Stat::BARN_GET : Stat::BARN_GET_FAIL);
+        if (!sheaf) sheaf = new_sheaf(s, true);
       }
     }
     prefilled_.insert(sheaf);
@@ -465,7 +471,7 @@ class Sheaves final : public Frontend {
     if (!ok) {
       prefilled_.erase(sheaf);
       co_await flush_sheaf(e, s, sheaf);
-      free_sheaf(s, sheaf);
+      free_sheaf(s, sheaf, !sheaf->oversize);  // an oversize sheaf is a plain kfree
       co_return nullptr;
     }
     co_return sheaf;
