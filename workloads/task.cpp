@@ -91,10 +91,9 @@ Co<void> alloc_objects(Exec& e, const Step& s, TaskBinding& b) {
   pool.objects.insert(pool.objects.end(), got.begin(), got.end());
 }
 
-Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
-  slub::KmemCache& cache = *b.caches[s.cache];
-  Pool& pool = *b.pools[s.pool];
-  // Take up to `count` objects in one access (a batched dequeue), then free them one by one.
+// Take up to `count` of the pool's oldest objects, leaving `keep`, in one access to a shared
+// pool (a batched dequeue).
+Co<std::vector<void*>> take_from_pool(Exec& e, const Step& s, Pool& pool) {
   if (pool.shared) co_await e.write(pool.line);
   std::vector<void*> objs;
   while (objs.size() < static_cast<std::size_t>(s.count) &&
@@ -102,6 +101,12 @@ Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
     objs.push_back(pool.objects.front());
     pool.objects.pop_front();
   }
+  co_return objs;
+}
+
+Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  std::vector<void*> objs = co_await take_from_pool(e, s, *b.pools[s.pool]);
   b.count(e, s.cache, TaskBinding::kFree, objs.size());
   for (void* obj : objs)
     if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
@@ -109,14 +114,7 @@ Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
 
 Co<void> kfree_rcu_objects(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
-  Pool& pool = *b.pools[s.pool];
-  if (pool.shared) co_await e.write(pool.line);
-  std::vector<void*> objs;
-  while (objs.size() < static_cast<std::size_t>(s.count) &&
-         pool.objects.size() > static_cast<std::size_t>(s.keep)) {
-    objs.push_back(pool.objects.front());
-    pool.objects.pop_front();
-  }
+  std::vector<void*> objs = co_await take_from_pool(e, s, *b.pools[s.pool]);
   b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
   for (void* obj : objs) co_await b.slub->kfree_rcu(e, cache, obj);
 }

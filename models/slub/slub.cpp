@@ -172,48 +172,40 @@ void Slub::call_rcu(Exec& e, RcuCallback cb) {
   rcu_.call_rcu(e.cpu(), e.now(), cb);
 }
 
+// One callback's work, on e.
+Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
+  KmemCache& s = *caches_[cb.cache];
+  switch (cb.kind) {
+    case RcuCallback::FreeObject: {
+      if (p_.validate) rcu_objects_.erase(cb.ptr);
+      Slab* slab = virt_to_slab(cb.ptr);
+      if (!fe_->free_fast(e, s, slab, cb.ptr)) co_await fe_->free_slow(e, s, slab, cb.ptr);
+      break;
+    }
+    case RcuCallback::RcuSheaf:
+    case RcuCallback::RcuSheafNobarn:
+      co_await fe_->rcu_sheaf_done(e, s, cb.ptr, cb.kind == RcuCallback::RcuSheafNobarn);
+      break;
+    case RcuCallback::SlabPages:
+      break;
+  }
+}
+
 Co<void> Slub::rcu_tick(Exec& e) {
   while (rcu_.ready(e.cpu(), e.now())) {
     RcuCallback cb = rcu_.pop(e.cpu());
     e.spend(p_.costs.rcu_callback);
-    KmemCache& s = *caches_[cb.cache];
-    switch (cb.kind) {
-      case RcuCallback::FreeObject:
-        if (p_.validate) rcu_objects_.erase(cb.ptr);
-        if (!fe_->free_fast(e, s, virt_to_slab(cb.ptr), cb.ptr))
-          co_await fe_->free_slow(e, s, virt_to_slab(cb.ptr), cb.ptr);
-        break;
-      case RcuCallback::RcuSheaf:
-      case RcuCallback::RcuSheafNobarn:
-        co_await fe_->rcu_sheaf_done(e, s, cb.ptr, cb.kind == RcuCallback::RcuSheafNobarn);
-        break;
-      case RcuCallback::SlabPages:
-        break;
-    }
+    co_await run_callback(e, cb);
   }
 }
 
 Co<void> Slub::rcu_barrier(Exec& e) {
   // Run every CPU's callbacks as if their grace periods had ended, each charged to e.
-  for (int c = 0; c < rcu_.nr_cpus(); ++c) {
+  for (int c = 0; c < rcu_.nr_cpus(); ++c)
     while (!rcu_.pending(c).empty()) {
       RcuCallback cb = rcu_.pop(c);
-      KmemCache& s = *caches_[cb.cache];
-      switch (cb.kind) {
-        case RcuCallback::FreeObject:
-          if (p_.validate) rcu_objects_.erase(cb.ptr);
-          if (!fe_->free_fast(e, s, virt_to_slab(cb.ptr), cb.ptr))
-            co_await fe_->free_slow(e, s, virt_to_slab(cb.ptr), cb.ptr);
-          break;
-        case RcuCallback::RcuSheaf:
-        case RcuCallback::RcuSheafNobarn:
-          co_await fe_->rcu_sheaf_done(e, s, cb.ptr, cb.kind == RcuCallback::RcuSheafNobarn);
-          break;
-        case RcuCallback::SlabPages:
-          break;
-      }
+      co_await run_callback(e, cb);
     }
-  }
 }
 
 Co<Sheaf*> Slub::prefill_sheaf(Exec& e, KmemCache& s, std::uint32_t n) {

@@ -90,6 +90,7 @@ class Slub {
   Co<Sheaf*> refill_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf, std::uint32_t n);
   Co<void> return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf);
   void call_rcu(Exec& e, RcuCallback cb);
+  Co<void> run_callback(Exec& e, const RcuCallback& cb);
   const RcuQueue& rcu() const { return rcu_; }
 
   // --- substrate for the front-ends ---
