@@ -20,13 +20,17 @@ namespace detail {
 struct PromiseBase {
   std::coroutine_handle<> continuation = std::noop_coroutine();
   std::exception_ptr error;
+  bool run_by_awaiter = false;  // being run from the awaiting coroutine's await_suspend
 
   std::suspend_always initial_suspend() noexcept { return {}; }
   struct Final {
     bool await_ready() noexcept { return false; }
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
-      return h.promise().continuation;
+      auto& p = h.promise();
+      // Finished while its awaiter runs it: return there (the awaiter then goes on without
+      // suspending). Finished later, resumed by the driver: hand over to the awaiter.
+      return p.run_by_awaiter ? std::noop_coroutine() : p.continuation;
     }
     void await_resume() noexcept {}
   };
@@ -71,11 +75,19 @@ class [[nodiscard]] Co {
     if (h_) h_.destroy();
   }
 
-  // Awaiting a Co runs it as a sub-call of the awaiting coroutine.
+  // Awaiting a Co runs it as a sub-call of the awaiting coroutine. It runs right here, and if it
+  // finishes without waiting for the driver the awaiter simply goes on: a loop of sub-calls does
+  // not deepen the native stack even where the compiler cannot make symmetric transfer a tail
+  // call (sanitizer builds). Only a sub-call that really waits suspends the awaiter.
   bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> caller) noexcept {
-    h_.promise().continuation = caller;
-    return h_;
+  bool await_suspend(std::coroutine_handle<> caller) {
+    auto& p = h_.promise();
+    p.continuation = caller;
+    p.run_by_awaiter = true;
+    h_.resume();
+    if (h_.done()) return false;
+    p.run_by_awaiter = false;
+    return true;
   }
   T await_resume() {
     auto& p = h_.promise();
