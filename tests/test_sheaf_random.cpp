@@ -16,6 +16,8 @@
 // kmem_cache_shrink.
 #include <doctest/doctest.h>
 
+#include "object_pattern.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -200,29 +202,9 @@ class Runner {
     return n;
   }
 
-  static std::uint64_t word(std::uint64_t tag, std::size_t i) {
-    return (tag * 0x9e3779b97f4a7c15ULL) ^ (i * 0xbf58476d1ce4e5b9ULL) ^ 0xa5a5a5a5a5a5a5a5ULL;
-  }
-  void fill(const KmemCache& s, void* p, std::uint64_t tag) {
-    auto* b = static_cast<std::uint8_t*>(p);
-    std::size_t n = s.spec.object_size;
-    for (std::size_t i = 0; i + 8 <= n; i += 8) {
-      std::uint64_t w = word(tag, i);
-      std::memcpy(b + i, &w, 8);
-    }
-    for (std::size_t i = n / 8 * 8; i < n; ++i) b[i] = static_cast<std::uint8_t>(tag + i);
-  }
+  void fill(const KmemCache& s, void* p, std::uint64_t tag) { test::fill_pattern(p, s.spec.object_size, tag); }
   bool intact(const KmemCache& s, const void* p, std::uint64_t tag) const {
-    auto* b = static_cast<const std::uint8_t*>(p);
-    std::size_t n = s.spec.object_size;
-    for (std::size_t i = 0; i + 8 <= n; i += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, b + i, 8);
-      if (w != word(tag, i)) return false;
-    }
-    for (std::size_t i = n / 8 * 8; i < n; ++i)
-      if (b[i] != static_cast<std::uint8_t>(tag + i)) return false;
-    return true;
+    return test::pattern_intact(p, s.spec.object_size, tag);
   }
 
   // A real, distinct object of this cache, aligned as promised; written with a pattern.
