@@ -175,6 +175,7 @@ void resolve_trace(Job& job, const std::vector<Override>& overrides) {
     throw ConfigError("command line", "--trace-speed",
                       fmt::format("'{}' is not a factor (0 = no waiting, 1 = the trace's own pace)", req.trace_speed));
   job.replay.speed = speed;
+  job.replay.handoff_poll = job.slub_costs.trace_handoff_poll;
   auto trace = std::make_shared<Trace>(load_trace(req.workload, job.caches));
   job.program = Program{};
   job.program.name = req.workload;
@@ -207,8 +208,9 @@ Job resolve_job(const JobRequest& req) {
   auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
   job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
   auto costs_file = resolve_config(req.home, "configs/costs", req.costs, "--costs");
-  job.costs = parse_costs(load_with_overrides(costs_file, overrides, "costs"), costs_file);
-  job.slub_costs = parse_slub_costs(load_with_overrides(costs_file, overrides, "costs"), costs_file);
+  const json costs_doc = load_with_overrides(costs_file, overrides, "costs");
+  job.costs = parse_costs(costs_doc, costs_file);
+  job.slub_costs = parse_slub_costs(costs_doc, costs_file);
   auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
   job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
   if (is_trace_workload(req.workload)) {

@@ -76,6 +76,9 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
+  auto trace = root.at("trace").at("handoff_poll_ns");
+  c.trace_handoff_poll = trace.time_ns();
+  if (c.trace_handoff_poll <= 0) trace.fail("must be positive");
   auto p = root.at("page_alloc");
   c.costs.pcp_alloc = p.at("pcp_alloc_ns").time_ns();
   c.costs.pcp_free = p.at("pcp_free_ns").time_ns();

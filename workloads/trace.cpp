@@ -110,7 +110,7 @@ Co<void> replay_event(Exec& e, BoundTrace& bt, int task, TaskBinding& b, const T
         ++tt.skipped_frees;
         co_return;
       }
-      e.spend(kTraceHandoffPoll);
+      e.spend(bt.replay.handoff_poll);
       co_await e.read(tt.from_line[peer]);
     }
   }

@@ -67,6 +67,8 @@ enum class TraceMap { Replicated, Mapped };
 struct TraceReplay {
   TraceMap map = TraceMap::Replicated;
   double speed = 1.0;  // timestamps divided by this; 0 = no waiting, events back to back
+  Time handoff_poll = 0;  // how often a free waiting for another task's allocation re-reads
+                          // the hand-off line (configs/costs: trace.handoff_poll_ns)
 };
 
 // One task's share of a replay.
@@ -92,9 +94,6 @@ struct BoundTrace {
   TraceReplay replay;
   std::vector<TraceTask> tasks;
 };
-
-// How often a free waiting for another task's allocation re-reads the hand-off line.
-constexpr Time kTraceHandoffPoll = 100 * kNs;
 
 // Assign trace CPUs to tasks and make the cache lines that carry cross-CPU objects (one per
 // directed pair of tasks, homed on the allocating task's node).
