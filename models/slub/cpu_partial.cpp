@@ -83,8 +83,8 @@ class CpuPartial final : public Frontend {
     std::vector<void*> objs(p, p + n);
     std::size_t size = n;
     while (size) {
-      Detached df;
-      size = build_detached_freelist(e, s, objs, size, df);
+      Slub::DetachedFreelist df;
+      size = slub_.build_detached_freelist(e, s, objs, size, df);
       if (!df.slab) continue;
       if (!free_to_cpu_slab(e, s, df.slab, df.head, df.tail, df.cnt))
         co_await slab_free(e, s, df.slab, df.head, df.tail, df.cnt);
@@ -122,12 +122,6 @@ class CpuPartial final : public Frontend {
   }
 
  private:
-  struct Detached {
-    Slab* slab = nullptr;
-    void* head = nullptr;
-    void* tail = nullptr;
-    std::uint32_t cnt = 0;
-  };
 
   bool cpu_partial_on(const KmemCache& s) const { return s.geo.cpu_partial > 0; }
 
@@ -143,34 +137,6 @@ class CpuPartial final : public Frontend {
     return true;
   }
 
-  // build_detached_freelist (mm/slub.c since 5.19, slub-algorithms.md §1.8): group objects of
-  // the last pointer's slab, scanning backwards; each hit is swapped to the end of the array
-  // (after the entries still to process), and the scan stops at the third look-ahead miss in
-  // total. Returns how many entries remain to process, at the front of p.
-  std::size_t build_detached_freelist(Exec& e, KmemCache& s, std::vector<void*>& p,
-                                      std::size_t size, Detached& df) {
-    void* object = p[--size];
-    df.slab = slub_.virt_to_slab(object);
-    set_freepointer(s.geo.offset, object, nullptr);
-    df.head = df.tail = object;
-    df.cnt = 1;
-    e.spend(c_.freelist_build_per_object);
-    int lookahead = 3;
-    std::size_t same = size;
-    while (size) {
-      object = p[--size];
-      if (slub_.virt_to_slab(object) == df.slab) {
-        set_freepointer(s.geo.offset, object, df.head);
-        df.head = object;
-        ++df.cnt;
-        if (size != --same) std::swap(p[size], p[same]);
-        e.spend(c_.freelist_build_per_object);
-        continue;
-      }
-      if (!--lookahead) break;
-    }
-    return same;
-  }
 
   // ___slab_alloc (6.8-6.17; <= 6.7 where eager_ says so).
   Co<void*> slab_alloc(Exec& e, KmemCache& s, int node) {

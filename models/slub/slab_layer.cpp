@@ -50,27 +50,9 @@ class SlabLayer final : public Frontend {
     std::vector<void*> objs(p, p + n);
     std::size_t size = n;
     while (size) {
-      Slab* slab = slub_.virt_to_slab(objs[size - 1]);
-      void* head = objs[size - 1];
-      void* tail = head;
-      set_freepointer(s.geo.offset, head, nullptr);
-      std::uint32_t cnt = 1;
-      std::size_t same = --size;
-      int lookahead = 3;
-      e.spend(c_.freelist_build_per_object);
-      for (std::size_t i = size; i-- > 0;) {
-        if (slub_.virt_to_slab(objs[i]) == slab) {
-          set_freepointer(s.geo.offset, objs[i], head);
-          head = objs[i];
-          ++cnt;
-          if (i != --same) std::swap(objs[i], objs[same]);
-          e.spend(c_.freelist_build_per_object);
-          continue;
-        }
-        if (!--lookahead) break;
-      }
-      size = same;
-      co_await slab_free(e, s, slab, head, tail, cnt);
+      Slub::DetachedFreelist df;
+      size = slub_.build_detached_freelist(e, s, objs, size, df);
+      co_await slab_free(e, s, df.slab, df.head, df.tail, df.cnt);
     }
   }
 

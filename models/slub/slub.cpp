@@ -413,6 +413,31 @@ Co<void> Slub::remove_partial(Exec& e, KmemCacheNode& n, Slab* slab) {
   slab->on_partial = false;
 }
 
+std::size_t Slub::build_detached_freelist(Exec& e, KmemCache& s, std::vector<void*>& p,
+                                         std::size_t size, DetachedFreelist& df) const {
+  void* object = p[--size];
+  df.slab = virt_to_slab(object);
+  set_freepointer(s.geo.offset, object, nullptr);
+  df.head = df.tail = object;
+  df.cnt = 1;
+  e.spend(p_.costs.freelist_build_per_object);
+  int lookahead = 3;
+  std::size_t same = size;
+  while (size) {
+    object = p[--size];
+    if (virt_to_slab(object) == df.slab) {
+      set_freepointer(s.geo.offset, object, df.head);
+      df.head = object;
+      ++df.cnt;
+      if (size != --same) std::swap(p[size], p[same]);
+      e.spend(p_.costs.freelist_build_per_object);
+      continue;
+    }
+    if (!--lookahead) break;
+  }
+  return same;
+}
+
 std::uint32_t Slub::count_freelist(const KmemCache& s, void* head) const {
   std::uint32_t n = 0;
   for (void* p = head; p; p = get_freepointer(s.geo.offset, p)) ++n;

@@ -108,6 +108,18 @@ class Slub {
   Co<void> add_partial(Exec& e, KmemCacheNode& n, Slab* slab, bool tail);
   Co<void> remove_partial(Exec& e, KmemCacheNode& n, Slab* slab);
   std::uint32_t count_freelist(const KmemCache& s, void* head) const;
+  // build_detached_freelist (mm/slub.c since 5.19, slub-algorithms.md §1.8): group the objects
+  // of p[size-1]'s slab into one freelist, scanning backwards; each hit is swapped to the end of
+  // the array, and the scan stops at the third look-ahead miss in total. Returns how many
+  // entries remain to process, at the front of p.
+  struct DetachedFreelist {
+    Slab* slab = nullptr;
+    void* head = nullptr;
+    void* tail = nullptr;
+    std::uint32_t cnt = 0;
+  };
+  std::size_t build_detached_freelist(Exec& e, KmemCache& s, std::vector<void*>& p,
+                                      std::size_t size, DetachedFreelist& df) const;
 
   // --- validation and reports ---
   bool validating() const { return p_.validate; }
