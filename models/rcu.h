@@ -32,8 +32,13 @@ class RcuQueue {
     grace_ = grace_period;
   }
   Time grace_period() const { return grace_; }
+  // Grace periods run back to back, each `grace_` long, for the whole machine: a callback
+  // queued while grace period k is in progress waits for the next one to end, so the
+  // callbacks of one period become ready together at a period boundary and a CPU invokes them
+  // as one batch (kernel/rcu/tree.c: callbacks advance segment by segment with the gp_seq, and
+  // rcu_do_batch invokes the ready segment).
   void call_rcu(int cpu, Time now, RcuCallback cb) {
-    cb.ready = now + grace_;
+    cb.ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
     per_cpu_[cpu].push_back(cb);
   }
   // Callbacks of `cpu` whose grace period ended by `now`, oldest first.

@@ -76,6 +76,8 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
+  c.costs.rcu_callback_cold_lines =
+      static_cast<int>(rcu.at("callback_cold_lines").sourced_value_any().integer_in(0, 16));
   auto trace = root.at("trace").at("handoff_poll_ns");
   c.trace_handoff_poll = trace.time_ns();
   if (c.trace_handoff_poll <= 0) trace.fail("must be positive");
@@ -109,6 +111,21 @@ slub::Numa numa_of(const Machine& m) {
     };
     std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return dist(x) < dist(y); });
     n.fallback.push_back(order);
+  }
+  // A CPU of node a loading memory of node b: local when b's memory is on a's socket (a node
+  // interleaved over sockets, NPS0, counts as local: half its lines are).
+  n.memory_latency.assign(m.nr_nodes, std::vector<Time>(m.nr_nodes, 0));
+  for (int a = 0; a < m.nr_nodes; ++a) {
+    int cpu = -1;
+    for (int c = 0; c < m.nr_cpus && cpu < 0; ++c)
+      if (m.cpu_node[c] == a) cpu = c;
+    if (cpu < 0) continue;  // a memory-only node runs no task
+    for (int b = 0; b < m.nr_nodes; ++b) {
+      const auto& socks = m.node_sockets[b];
+      bool local = socks.empty() ||
+                   std::find(socks.begin(), socks.end(), m.cpu_socket[cpu]) != socks.end();
+      n.memory_latency[a][b] = m.from_memory(cpu, local ? m.cpu_socket[cpu] : socks.front());
+    }
   }
   return n;
 }

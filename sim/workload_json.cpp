@@ -27,7 +27,8 @@ int find_decl(const std::vector<Decl>& decls, const JsonView& name_v, const char
 const std::map<std::string, StepOp> kObjectOps = {
     {"alloc", StepOp::Alloc},         {"free", StepOp::Free},
     {"alloc_bulk", StepOp::AllocBulk}, {"free_bulk", StepOp::FreeBulk},
-    {"kfree_rcu", StepOp::KfreeRcu},  {"prefill", StepOp::Prefill},
+    {"kfree_rcu", StepOp::KfreeRcu},  {"call_rcu", StepOp::CallRcu},
+    {"prefill", StepOp::Prefill},
     {"alloc_from_sheaf", StepOp::AllocFromSheaf}, {"return_sheaf", StepOp::ReturnSheaf}};
 
 int cache_index(const JsonView& v, Program& p) {
@@ -56,7 +57,8 @@ void parse_object_step(const JsonView& v, Step& s, Program& p) {
   s.pool = pool_index(v.at("pool"), p);
   if (auto c = v.find("count")) s.count = static_cast<int>(c->integer_in(1, 100000));
   if (auto k = v.find("keep")) {
-    if (s.op != StepOp::Free && s.op != StepOp::FreeBulk && s.op != StepOp::KfreeRcu)
+    if (s.op != StepOp::Free && s.op != StepOp::FreeBulk && s.op != StepOp::KfreeRcu &&
+        s.op != StepOp::CallRcu)
       k->fail("only frees keep objects back");
     s.keep = static_cast<int>(k->integer_in(0, 10000000));
   }
@@ -140,7 +142,7 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth,
       parse_object_step(v, s, p);
     } else {
       v.at("op").fail(fmt::format(
-          "unknown op '{}' (work, touch, lock, alloc, free, alloc_bulk, free_bulk, kfree_rcu, "
+          "unknown op '{}' (work, touch, lock, alloc, free, alloc_bulk, free_bulk, kfree_rcu, call_rcu, "
           "prefill, alloc_from_sheaf, return_sheaf)",
           op));
     }

@@ -112,6 +112,11 @@ struct Rig {
   void flush(int cpu) { run_now(slub->flush_cpu(e(cpu), s(), cpu)); }
   void kfree_rcu(int cpu, void* o) { run_now(slub->kfree_rcu(e(cpu), s(), o)); }
   void tick(int cpu) { run_now(slub->rcu_tick(e(cpu))); }
+  // Move CPU cpu's clock to `delta` before the moment its newest callback becomes ready.
+  void until_ready(int cpu, Time delta = 0) {
+    Time ready = slub->rcu().pending(cpu).back().ready;
+    e(cpu).spend(ready - delta - e(cpu).now());
+  }
 
   std::uint64_t locks_of(SpinLockId id) {
     std::uint64_t n = 0;
@@ -660,8 +665,8 @@ TEST_CASE("sheaf sequences: kfree_rcu'd objects are in layers().rcu until their 
     CHECK(l.in_use == 0);
     CHECK(r.slub->rcu().pending(0).size() == 5);
     r.slub->check();
-    // Not yet: one picosecond short of the grace period.
-    r.e(0).spend(kGrace - 1);
+    // Not yet: one picosecond short of the end of the next grace period.
+    r.until_ready(0, 1);
     r.tick(0);
     CHECK(r.slub->layers(r.s()).rcu == 5);
     r.e(0).spend(1);
@@ -696,7 +701,7 @@ TEST_CASE("sheaf sequences: kfree_rcu'd objects are in layers().rcu until their 
     CHECK(r.pcs(0).rcu_free->size() == 1);
     CHECK(r.slub->rcu().pending(0).size() == 2);  // the full sheaf and the remote object
     r.slub->check();
-    r.e(0).spend(kGrace - 1);
+    r.until_ready(0, 1);
     r.tick(0);
     CHECK(r.slub->layers(r.s()).rcu == 6);
     // After the grace period: rcu_free_sheaf puts the full sheaf into node 0's barn as is
@@ -718,7 +723,7 @@ TEST_CASE("sheaf sequences: kfree_rcu'd objects are in layers().rcu until their 
     r.flush(0);
     CHECK(r.pcs(0).rcu_free == nullptr);
     CHECK(r.slub->layers(r.s()).rcu == 1);
-    r.e(0).spend(kGrace);
+    r.until_ready(0);
     before = r.s().stats;
     r.tick(0);
     CHECK(r.slub->layers(r.s()).rcu == 0);
@@ -753,7 +758,7 @@ TEST_CASE("sheaf sequences: 7.0 rcu_free sheaves after the grace period: to the 
   //       list_lock, FREE_ADD_PARTIAL); the empty sheaf: nr_empty 0 < 1, barn_put_empty (lock)
   //  3rd: BARN_PUT_FAIL, flushed (S2 3..0, S2 was full: FREE_ADD_PARTIAL); nr_empty 1 >= 1:
   //       kfree'd (SHEAF_FREE).
-  r.e(0).spend(kGrace);
+  r.until_ready(0);
   step(r, "grace period", [&] { r.tick(0); },
        {{Stat::BARN_PUT, 1}, {Stat::BARN_PUT_FAIL, 2}, {Stat::SHEAF_FLUSH, 8}, {Stat::FREE_ADD_PARTIAL, 2},
         {Stat::SHEAF_FREE, 1}},

@@ -9,6 +9,8 @@
 //                                                   leaving at least `keep` in the pool
 //   alloc_bulk / free_bulk {cache, pool, count}     kmem_cache_alloc_bulk / kmem_cache_free_bulk
 //   kfree_rcu {cache, pool, count, keep}            kfree_rcu of the pool's oldest objects
+//   call_rcu {cache, pool, count, keep}             call_rcu per object, whose callback does
+//                                                   kmem_cache_free (mt_free_rcu before 9b60811cb3)
 //   prefill {cache, count}                          kmem_cache_prefill_sheaf (or _refill_sheaf)
 //   alloc_from_sheaf {cache, pool, count}           kmem_cache_alloc_from_sheaf into a pool
 //   return_sheaf {cache}                            kmem_cache_return_sheaf
@@ -30,7 +32,7 @@ namespace slubsim {
 
 enum class Scope { Node, Global, Mm, Task };
 enum class LockKind { Spinlock, Rwsem };
-enum class StepOp { Work, Touch, Lock, Alloc, Free, AllocBulk, FreeBulk, KfreeRcu, Prefill, AllocFromSheaf, ReturnSheaf };
+enum class StepOp { Work, Touch, Lock, Alloc, Free, AllocBulk, FreeBulk, KfreeRcu, CallRcu, Prefill, AllocFromSheaf, ReturnSheaf };
 
 struct Step {
   StepOp op = StepOp::Work;

@@ -116,7 +116,10 @@ Co<void> kfree_rcu_objects(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
   std::vector<void*> objs = co_await take_from_pool(e, s, *b.pools[s.pool]);
   b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
-  for (void* obj : objs) co_await b.slub->kfree_rcu(e, cache, obj);
+  for (void* obj : objs) {
+    if (s.op == StepOp::CallRcu) co_await b.slub->call_rcu_free(e, cache, obj);
+    else co_await b.slub->kfree_rcu(e, cache, obj);
+  }
 }
 
 Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
@@ -208,6 +211,7 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         co_await bulk(e, s, b);
         break;
       case StepOp::KfreeRcu:
+      case StepOp::CallRcu:
         co_await kfree_rcu_objects(e, s, b);
         break;
       case StepOp::Prefill:

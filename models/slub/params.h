@@ -71,6 +71,10 @@ struct Costs {
   Time barn_op = 0;               // list work inside barn->lock
   Time call_rcu = 0;              // queueing an RCU callback
   Time rcu_callback = 0;          // running one RCU callback (softirq entry share, bookkeeping)
+  // Cache lines a per-object RCU callback reads cold, one after the other (rcu_do_batch follows
+  // the rcu_head inside the object; kmem_cache_free looks up its struct slab): a grace period
+  // later neither is in any cache. Priced at Numa::memory_latency to the object's node.
+  int rcu_callback_cold_lines = 0;
 };
 
 struct PageAllocParams {
@@ -84,6 +88,9 @@ struct Numa {
   std::vector<int> cpu_node;
   std::vector<std::int64_t> node_pages;       // memory per node, in pages
   std::vector<std::vector<int>> fallback;     // per node: nodes in distance order, itself first
+  // Latency of a load that misses every cache: [node of the CPU][node of the memory]
+  // (the topology's dram_local / dram_remote). Empty: free (tests, native drivers).
+  std::vector<std::vector<Time>> memory_latency;
 };
 
 struct Params {

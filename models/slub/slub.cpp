@@ -161,10 +161,20 @@ Co<void> Slub::kfree_rcu(Exec& e, KmemCache& s, void* obj) {
   if (p_.validate) track_free(s, obj, slab);
   bool taken = co_await fe_->kfree_rcu(e, s, slab, obj);
   if (taken) co_return;
-  // The classic path: one callback per object (mt_free_rcu in <= 6.17; kvfree_rcu's own
-  // batching is not modelled separately).
+  // The classic path: one callback per object (kvfree_rcu's own batching is not modelled
+  // separately).
   if (p_.validate) rcu_objects_.insert(obj);
   call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
+}
+
+Co<void> Slub::call_rcu_free(Exec& e, KmemCache& s, void* obj) {
+  Slab* slab = checked_slab(s, obj);
+  if (p_.validate) {
+    track_free(s, obj, slab);
+    rcu_objects_.insert(obj);
+  }
+  call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
+  co_return;
 }
 
 void Slub::call_rcu(Exec& e, RcuCallback cb) {
@@ -179,6 +189,8 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
     case RcuCallback::FreeObject: {
       if (p_.validate) rcu_objects_.erase(cb.ptr);
       Slab* slab = virt_to_slab(cb.ptr);
+      if (!p_.numa.memory_latency.empty())
+        e.spend(p_.costs.rcu_callback_cold_lines * p_.numa.memory_latency[e.node()][slab->node]);
       if (!fe_->free_fast(e, s, slab, cb.ptr)) co_await fe_->free_slow(e, s, slab, cb.ptr);
       break;
     }
