@@ -64,6 +64,12 @@ else
   fail "sysfs import: $(cat "$tmp/err")"
 fi
 
+# tools/copy-sysfs.sh copies what the import reads (here from the sample instead of /sys).
+bash "$(dirname "$0")/../../tools/copy-sysfs.sh" "$tmp/copy" "$data/sysfs-small-2s-8t" >/dev/null &&
+  "$py" "$tool" --sysfs "$tmp/copy" --latencies-from small-2s-8c --name sysfs -o "$tmp/copy.json" >/dev/null 2>&1 &&
+  cmp -s <(grep -v '"source"\|"description"' "$tmp/copy.json") <(grep -v '"source"\|"description"' "$tmp/sysfs.json") &&
+  ok "copy-sysfs.sh round trip" || fail "copy-sysfs.sh round trip"
+
 # 3. Plain `lscpu -p` (caches after an empty column) with the sysfs copy for memory and distances.
 if "$py" "$tool" --lscpu "$data/small-2s-8t.lscpu" --sysfs "$data/sysfs-small-2s-8t" \
      --latencies-from small-2s-8c --name sysfs -o "$tmp/both.json" >/dev/null 2>&1; then
