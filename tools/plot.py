@@ -23,6 +23,7 @@
         the results have no why keys)
     tools/plot.py scoreboard results/scoreboard.json -o out.png
         simulated against published delta per cell, y = x and the ±3 point band, by experiment
+        (says so and writes nothing when no cell has a simulated delta yet)
 
 Each DIR is a variant dir holding stats.json (as `slubsim run --out` writes it) or a dir of
 variant dirs (results/<id>/<topology>). Bad input: `plot: error: FILE: what is wrong`, exit
@@ -53,6 +54,8 @@ def colour(i):
 
 
 def short(text, n=48):
+    """Shortened for legends and ticks; variant names lose their '_sheaf_capacity=' spelling."""
+    text = text.replace("_sheaf_capacity=", " cap ")
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
@@ -358,7 +361,9 @@ def scoreboard(args):
     cells = rio.load_scoreboard(args.dirs[0])
     have = [c for c in cells if c["published_delta_pct"] is not None and c["simulated_delta_pct"] is not None]
     if not have:
-        raise rio.InputError(f"{args.dirs[0]}: no cell has both published_delta_pct and simulated_delta_pct")
+        print(f"plot: {args.dirs[0]}: no cell has both published_delta_pct and simulated_delta_pct; "
+              f"nothing to plot, {args.output} not written")
+        return False
     exps = sorted({c["experiment"] for c in have}, key=rio.natural_key)
     xs = [c["published_delta_pct"] for c in have] + [c["simulated_delta_pct"] for c in have]
     lim = max(10.0, max(abs(v) for v in xs) * 1.1)

@@ -16,12 +16,22 @@ results=${1:-results}
 experiments=${2:-configs/experiments}
 py=${PYTHON:-/usr/bin/python3}
 plot() { "$py" tools/plot.py "$@"; }
+# run KIND ARGS... -o OUT: count the plots written and the failures; pass on what plot.py says
+# other than "wrote" (a plot it skipped, an error)
+run() {
+  local said rc out=${*: -1}
+  said=$(plot "$@" 2>&1)
+  rc=$?
+  grep -v '^plot: wrote' <<<"$said" || true
+  if [ $rc -ne 0 ]; then failed=$((failed + 1)); elif [ -f "$out" ]; then made=$((made + 1)); fi
+}
 
 if ! "$py" -c "import matplotlib" 2>/dev/null; then
   echo "plots: error: $py has no matplotlib: apt-get install python3-matplotlib (tools/setup.sh does)" >&2
   exit 2
 fi
 out="$results/plots"
+[ -d "$results" ] || echo "plots: no $results/ directory: no results committed yet"
 failed=0
 made=0
 
@@ -52,7 +62,6 @@ for expdir in "$results"/*/; do
       continue
     fi
     mkdir -p "$out"
-    run() { if plot "$@" >/dev/null; then made=$((made + 1)); else failed=$((failed + 1)); fi; }
     run experiment "$top" -o "$out/$name.png" "${published[@]}"
     caps=$(find "$top" -name stats.json -path '*_sheaf_capacity=*' | sed 's|.*_sheaf_capacity=||; s|/stats.json||' | sort -u | wc -l)
     [ "$caps" -ge 2 ] && run capacity "$top" -o "$out/$name-capacity.png"
@@ -71,7 +80,7 @@ done
 
 if [ -f "$results/scoreboard.json" ]; then
   mkdir -p "$out"
-  if plot scoreboard "$results/scoreboard.json" -o "$out/scoreboard.png" >/dev/null; then made=$((made + 1)); else failed=$((failed + 1)); fi
+  run scoreboard "$results/scoreboard.json" -o "$out/scoreboard.png"
 else
   echo "plots: no $results/scoreboard.json, scoreboard plot skipped"
 fi

@@ -179,7 +179,11 @@ def load_experiment(path):
             v = {"name": v}
         if not isinstance(v, dict) or not isinstance(v.get("name"), str):
             raise InputError(f"{path}: variants[{i}].name: missing or not a string")
-        variants.append({"name": v["name"], "label": str(v.get("label") or ""), "kernel": v.get("kernel")})
+        cap = _first(v, "sheaf_capacity", "capacity")
+        if isinstance(cap, dict):
+            cap = ",".join(f"{k}={n}" for k, n in cap.items())
+        variants.append({"name": v["name"], "label": str(v.get("label") or ""), "kernel": v.get("kernel"),
+                         "capacity": None if cap is None else str(cap)})
     cells = []
     raw = doc.get("cells", [])
     if not isinstance(raw, list):
@@ -195,6 +199,8 @@ def load_experiment(path):
                 "test": _first(c, "test", "test_variant")}
         for side in ("baseline", "test"):
             v = _first(c, f"published_{side}", f"published_{side}_value", f"{side}_value")
+            if v is None and isinstance(cell[side], dict):
+                v = _first(cell[side], "published", "published_value", "value")
             if isinstance(v, dict):
                 v = _first(v, "value")
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
@@ -208,12 +214,21 @@ def load_experiment(path):
 
 
 def match_variant(name, experiment, labels):
-    """The result-dir label a variant name of an experiment refers to, or None."""
+    """The result-dir label a variant name of an experiment refers to, or None: the dir of that
+    name, else the dir slubsim names after the variant's kernel (and sheaf capacity)."""
     if name in labels:
         return name
     for v in experiment["variants"]:
-        if v["name"] == name and v.get("kernel") in labels:
-            return v["kernel"]
+        if v["name"] != name or not v.get("kernel"):
+            continue
+        k = str(v["kernel"])
+        if v.get("capacity") is not None:
+            for cand in (f"{k}_sheaf_capacity={v['capacity']}",):
+                if cand in labels:
+                    return cand
+            continue
+        if k in labels:
+            return k
     return None
 
 

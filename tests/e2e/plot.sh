@@ -17,6 +17,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 plot() { "$py" "$root/tools/plot.py" "$@"; }
+export ROOT="$root"
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 expect_png() {  # expect_png OUT args...
   local out=$1
@@ -71,6 +72,26 @@ mkdir -p "$o"
 expect_png "$o/scaling.png" scaling "$t01/v6.17" "$t01/v6.19"
 expect_png "$o/experiment.png" experiment "$t01" --published "$tmp/experiments/t01-test.json"
 expect_png "$o/experiment-bare.png" experiment "$t01"
+cat >"$tmp/experiments/cap-test.json" <<'EOF2'
+{"variants": [{"name": "base", "kernel": "v6.17"},
+              {"name": "cap16", "kernel": "v6.18", "sheaf_capacity": {"maple_node": 16}},
+              {"name": "cap64", "kernel": "v6.18", "sheaf_capacity": "maple_node=64"}],
+ "cells": [{"metric": "will-it-scale.per_process_ops", "baseline": {"variant": "base", "published": 2.6e5},
+            "test": {"variant": "cap16", "published": 2.2e5}},
+           {"metric": "will-it-scale.8.processes", "baseline": "cap16", "test": "cap64",
+            "published_baseline": 1.8e6, "published_test": 2.6e6}]}
+EOF2
+expect_png "$o/experiment-cap.png" experiment "$cap" --published "$tmp/experiments/cap-test.json"
+"$py" - "$cap" "$tmp/experiments/cap-test.json" <<'PY' && ok "capacity variants matched by kernel and sheaf_capacity" || fail "variant matching"
+import os, sys
+sys.path.insert(0, os.environ["ROOT"] + "/tools")
+import results_io as rio
+labels = [l for l, _ in rio.variant_dirs([sys.argv[1]])]
+exp = rio.load_experiment(sys.argv[2])
+assert [rio.match_variant(n, exp, labels) for n in ("base", "cap16", "cap64", "nope")] == \
+    ["v6.17", "v6.18_sheaf_capacity=maple_node=16", "v6.18_sheaf_capacity=maple_node=64", None], labels
+assert exp["cells"][0]["published_test"] == 2.2e5 and exp["cells"][0]["test"] == "cap16"
+PY
 expect_png "$o/capacity.png" capacity "$cap"
 expect_png "$o/capacity-key.png" capacity "$cap" --key 'will-it-scale.{N}.processes'
 expect_png "$o/sweep.png" sweep "$cap"
@@ -84,6 +105,11 @@ plot locks "$t01" -o "$o/locks2.png" >/dev/null && cmp -s "$o/locks.png" "$o/loc
 if plot why "$cap" -o "$o/why-none.png" >"$tmp/stdout" 2>&1 && [ ! -e "$o/why-none.png" ] &&
    grep -q "no why.<category>.percent keys" "$tmp/stdout"; then ok "why skips results without why keys"
 else fail "why without keys: $(cat "$tmp/stdout")"; fi
+
+echo '{"cells": [{"experiment": "x", "published_delta_pct": 5, "simulated_delta_pct": null}]}' >"$tmp/empty-score.json"
+if plot scoreboard "$tmp/empty-score.json" -o "$o/score-none.png" >"$tmp/stdout" 2>&1 && [ ! -e "$o/score-none.png" ]; then
+  ok "scoreboard without simulated values: $(cat "$tmp/stdout")"
+else fail "scoreboard without simulated values: $(cat "$tmp/stdout")"; fi
 
 # Bad input: exit code 2, file and field in the message, no output file.
 expect_error() {  # expect_error "<message part>" args...
