@@ -25,18 +25,38 @@ REL_WIDTH = 10
 PERF_METRIC_PREFIXES = ("perf-stat.", "proc-vmstat.", "turbostat.", "vmstat.cpu.", "lock_stat.", "slub_stats.")
 
 
+def error(what):
+    sys.stderr.write(f"compare: error: {what}\n")
+    sys.exit(2)
+
+
 def load(d):
     path = os.path.join(d, "matrix.json")
+    if not os.path.isdir(d):
+        error(f"{d}: no such directory")
+    if not os.path.exists(path):
+        subs = sorted(e for e in os.listdir(d) if os.path.isfile(os.path.join(d, e, "matrix.json")))
+        hint = f"; its variant dirs are {', '.join(subs)}: compare those" if subs else ""
+        error(f"{path}: no such file (not a slubsim --out result dir{hint})")
     try:
         with open(path) as f:
             m = json.load(f)
     except OSError as e:
-        sys.exit(f"compare: error: {path}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        sys.exit(f"compare: error: {path}: not valid JSON: {e}")
+        error(f"{path}: {e.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        error(f"{path}: not valid JSON: {e}")
     if not isinstance(m, dict):
-        sys.exit(f"compare: error: {path}: expected an object of arrays")
-    return m
+        error(f"{path}: expected an object of arrays")
+    out = {}
+    for k, v in m.items():
+        if not isinstance(v, list):
+            error(f"{path}: {k}: expected an array (one element per run)")
+        for x in v:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                error(f"{path}: {k}: '{x}' is not a finite number")
+        if v:
+            out[k] = [float(x) for x in v]
+    return out
 
 
 def mean(v):
@@ -77,16 +97,20 @@ def fmt_err(v):
 
 
 def absolute_key(k):
-    return k.endswith("%") or k.startswith("perf-profile")
+    # percentages already: lkp's "%" keys, perf-profile, slubsim's why.<category>.percent
+    return k.endswith("%") or k.endswith(".percent") or k.startswith("perf-profile")
 
 
 def fmt_change(k, a, b):
     if absolute_key(k):
-        return f"{b - a:+{REL_WIDTH}.1f}"
+        d = b - a
+        return f"{0.0 if round(d, 1) == 0 else d:+{REL_WIDTH}.1f}"
     if a == 0:
         return f"{'':>{REL_WIDTH - 1}}- "
     p = 100 * (b - a) / abs(a)
-    return f"{p:+{REL_WIDTH}.2g}%" if abs(p) >= 1e5 else f"{p:+{REL_WIDTH}.1f}%"
+    if abs(p) >= 1e5:
+        return f"{p:+{REL_WIDTH}.2g}%"
+    return f"{0.0 if round(p, 1) == 0 else p:+{REL_WIDTH}.1f}%"   # no "-0.0%"
 
 
 def changed(k, va, vb):
@@ -116,16 +140,20 @@ def main():
         ap.error("give a base directory and at least one to compare with it")
     mats = [load(d) for d in args.dirs]
     keys = [k for k in mats[0] if all(k in m for m in mats[1:])]
-    keys += [k for m in mats[1:] for k in m if k not in mats[0] and k not in keys]
+    for m in mats[1:]:   # then keys the base lacks, each once
+        keys += [k for k in m if k not in mats[0] and k not in keys]
     if args.match:
         rx = re.compile(args.match)
         keys = [k for k in keys if rx.search(k)]
 
     names = [os.path.basename(os.path.normpath(d)) for d in args.dirs]
+    numbered = any(len(n) > ABS_WIDTH + 6 for n in names) or len(set(names)) < len(names)
+    if numbered:   # e.g. v6.18_sheaf_capacity=maple_node=64: columns named by number
+        names = [f"[{i}]" for i in range(len(names))]
     print("=" * 120)
     print("result dirs:")
-    for d in args.dirs:
-        print(f"  {d}")
+    for i, d in enumerate(args.dirs):
+        print(f"  [{i}] {d}" if numbered else f"  {d}")
     print()
     head = "".join(f"{n[:ABS_WIDTH + 6]:>{ABS_WIDTH + 6}} " + (" " * (REL_WIDTH + 2) if i else "")
                    for i, n in enumerate(names))
@@ -137,7 +165,7 @@ def main():
     print(f"{bs:>{ABS_WIDTH}}      " + "".join(f"{'|':>{REL_WIDTH}}   {bs:>{ABS_WIDTH}}      " for _ in names[1:]))
     shown = 0
     for k in keys:
-        vals = [[float(x) for x in m.get(k, [0])] for m in mats]
+        vals = [m.get(k, [0.0]) for m in mats]   # a key missing on one side counts as 0
         if not args.all and not any(changed(k, vals[0], v) for v in vals[1:]):
             continue
         base = mean(vals[0])

@@ -1,125 +1,436 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Plots of slubsim results, as PNG (Debian's python3-matplotlib; run with /usr/bin/python3).
 
     tools/plot.py scaling DIR [DIR ...] -o out.png [--title T]
         throughput (will-it-scale.N.processes or .threads) against nr_task, one line per result
         directory (e.g. one per kernel variant of a sweep)
+    tools/plot.py experiment RESULTS/<id>/<topology> -o out.png [--published configs/experiments/<id>.json]
+        the same for every variant dir of one experiment on one machine; with --published, the
+        published absolute values of the cells (will-it-scale.N.processes metrics) as hollow
+        markers in the variant's colour, and a per_process_ops panel when cells give that
+    tools/plot.py capacity DIR [DIR ...] -o out.png [--key KEY] [--cache NAME]
+        ops per task (will-it-scale.N.processes / N, one line per nr_task, and per_process_ops)
+        against the sheaf capacity parsed from variant dir names such as
+        v6.18_sheaf_capacity=maple_node=64; --key K plots stats key K instead ({N} in K stands
+        for each nr_task); variants without a capacity are dotted reference lines
     tools/plot.py sweep DIR [DIR ...] -o out.png [--key KEY]
-        one value per directory (default per_process_ops), e.g. a sheaf capacity sweep; the x
-        labels are the directory names
+        one value per directory (default per_process_ops), bars labelled with the dir names
     tools/plot.py locks DIR [DIR ...] -o out.png
-        lock wait time per lock class (lock_stat.<class>.waittime-total), stacked per directory
+        lock wait time (lock_stat.<class>[.node<k>].waittime-total) stacked per class and node,
+        one bar per variant dir
+    tools/plot.py why DIR [DIR ...] -o out.png
+        why.<category>.percent stacked, one bar per variant dir (says so and writes nothing when
+        the results have no why keys)
+    tools/plot.py scoreboard results/scoreboard.json -o out.png
+        simulated against published delta per cell, y = x and the ±3 point band, by experiment
+        (says so and writes nothing when no cell has a simulated delta yet)
 
-Each DIR holds stats.json as `slubsim run --out` writes it.
+Each DIR is a variant dir holding stats.json (as `slubsim run --out` writes it) or a dir of
+variant dirs (results/<id>/<topology>). Bad input: `plot: error: FILE: what is wrong`, exit
+code 2, no output file.
 """
 import argparse
-import json
 import os
-import re
 import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_io as rio  # noqa: E402
 
 try:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
 except ImportError:
     sys.exit("plot: error: matplotlib is missing: apt-get install python3-matplotlib, and run with /usr/bin/python3")
 
+COLOURS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
-def load(d):
-    path = os.path.join(d, "stats.json")
+
+def colour(i):
+    return COLOURS[i % len(COLOURS)]
+
+
+def short(text, n=48):
+    """Shortened for legends and ticks; variant names lose their '_sheaf_capacity=' spelling."""
+    text = text.replace("_sheaf_capacity=", " cap ")
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def save(fig, path):
+    """Write the PNG through a temporary file, so a failure leaves no partial output."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise rio.InputError(f"{path}: the directory does not exist")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".plot.", suffix=".png")
+    os.close(fd)
     try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        sys.exit(f"plot: error: {path}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        sys.exit(f"plot: error: {path}: not valid JSON: {e}")
+        fig.savefig(tmp, dpi=110, metadata={"Software": None})
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    plt.close(fig)
 
 
-def label(d):
-    return os.path.basename(os.path.normpath(d))
+def stats_of(variants):
+    return [(label, d, rio.load_stats(d)) for label, d in variants]
 
 
-def scaling(args):
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for d in args.dirs:
-        s = load(d)
-        rows = []
-        for k, v in s.items():
-            m = re.fullmatch(r"will-it-scale\.(\d+)\.(processes|threads)", k)
-            if m:
-                rows.append((int(m.group(1)), v))
-        rows.sort()
+def runs_spread(d, key):
+    """(min, max) over runs of a key from matrix.json, or None with fewer than 2 runs."""
+    runs = rio.key_runs(rio.load_matrix(d), key)
+    return (min(runs), max(runs)) if len(runs) > 1 else None
+
+
+# ---- throughput against nr_task ------------------------------------------------------------------
+
+def draw_throughput(ax, variants, names=None):
+    """One line per variant; returns {label: colour}."""
+    colours = {}
+    for i, (label, d, s) in enumerate(variants):
+        rows = sorted(rio.throughput(s).items())
         if not rows:
-            sys.exit(f"plot: error: {d}/stats.json: no will-it-scale.<N>.processes keys")
-        ax.plot([r[0] for r in rows], [r[1] / 1e6 for r in rows], marker="o", label=label(d))
+            raise rio.InputError(f"{d}/stats.json: no will-it-scale.<N>.processes keys")
+        c = colour(i)
+        colours[label] = c
+        xs = [n for n, _ in rows]
+        ys = [v / 1e6 for _, v in rows]
+        ax.plot(xs, ys, marker="o", color=c, label=short((names or {}).get(label, label)))
+        mode = "threads" if any(k.endswith(".threads") for k in s) else "processes"
+        for n, y in zip(xs, ys):
+            spread = runs_spread(d, f"will-it-scale.{n}.{mode}")
+            if spread:
+                ax.plot([n, n], [spread[0] / 1e6, spread[1] / 1e6], color=c, lw=1, alpha=0.6)
+    ticks = sorted({n for _, _, s in variants for n in rio.throughput(s)})
+    if len(ticks) <= 12:
+        ax.set_xticks(ticks)
     ax.set_xlabel("nr_task")
     ax.set_ylabel("operations per second (millions)")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    return colours
+
+
+def scaling(args):
+    variants = stats_of(rio.variant_dirs(args.dirs))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    draw_throughput(ax, variants)
+    ax.legend(fontsize=8)
     ax.set_title(args.title or "throughput against task count")
     fig.tight_layout()
-    fig.savefig(args.output, dpi=110)
+    save(fig, args.output)
+
+
+def experiment(args):
+    if len(args.dirs) != 1:
+        raise rio.InputError("command line: experiment takes one RESULTS/<id>/<topology> directory")
+    top = args.dirs[0]
+    variants = stats_of(rio.variant_dirs([top]))
+    exp = rio.load_experiment(args.published) if args.published else {"variants": [], "cells": []}
+    labels = [l for l, _, _ in variants]
+    names = {}
+    for v in exp["variants"]:
+        m = rio.match_variant(v["name"], exp, labels)
+        if m and v["label"]:
+            names[m] = f"{m}: {v['label']}"
+    ppo_cells = [c for c in exp["cells"] if c["per_process_ops"]]
+    if ppo_cells:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    colours = draw_throughput(ax, variants, names)
+
+    # Published absolute values, hollow markers of the variant's colour.
+    seen, unmatched = set(), set()
+    for c in exp["cells"]:
+        if c["nr_task"] is None:
+            continue
+        for side in ("baseline", "test"):
+            v, name = c[f"published_{side}"], c[side]
+            if v is None or name is None:
+                continue
+            label = rio.match_variant(str(name), exp, labels)
+            if (label, c["nr_task"], v) in seen:
+                continue
+            seen.add((label, c["nr_task"], v))
+            if label is None:
+                unmatched.add(str(name))
+            ax.plot([c["nr_task"]], [v / 1e6], linestyle="none", marker="o", markersize=10,
+                    markerfacecolor="none", markeredgewidth=1.6, color=colours.get(label, "grey"))
+    handles, texts = ax.get_legend_handles_labels()
+    if seen:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=9, markerfacecolor="none", color="black"))
+        texts.append("published (hollow)" + (f"; grey: no result for {', '.join(sorted(unmatched))}" if unmatched else ""))
+    ax.legend(handles, [short(t, 60) for t in texts], fontsize=7)
+    parts = os.path.normpath(top).split(os.sep)
+    ax.set_title(args.title or f"{'/'.join(parts[-2:])}: throughput against task count", fontsize=10)
+
+    if ppo_cells:
+        key_of = lambda s: "will-it-scale.per_thread_ops" if "will-it-scale.per_thread_ops" in s else "will-it-scale.per_process_ops"
+        xs = range(len(variants))
+        ax2.bar(xs, [s.get(key_of(s), 0) for _, _, s in variants], color=[colours[l] for l in labels], alpha=0.7)
+        for c in ppo_cells:
+            for side in ("baseline", "test"):
+                v, name = c[f"published_{side}"], c[side]
+                label = rio.match_variant(str(name), exp, labels) if name is not None else None
+                if v is None or label is None:
+                    continue
+                ax2.plot([labels.index(label)], [v], linestyle="none", marker="o", markersize=10,
+                         markerfacecolor="none", markeredgewidth=1.6, color="black")
+        ax2.set_xticks(list(xs))
+        ax2.set_xticklabels([short(l, 24) for l in labels], rotation=20, ha="right", fontsize=7)
+        ax2.set_ylabel("per_process_ops (bars: simulated; hollow: published)", fontsize=8)
+        ax2.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    save(fig, args.output)
+
+
+# ---- sheaf capacity --------------------------------------------------------------------------
+
+def capacity(args):
+    variants = stats_of(rio.variant_dirs(args.dirs))
+    points, refs = {}, []         # kernel -> [(capacity, label, dir, stats)]
+    for label, d, s in variants:
+        kernel, caps = rio.parse_capacity(label)
+        if caps is None:
+            refs.append((label, d, s))
+            continue
+        if args.cache is not None:
+            if args.cache not in caps:
+                raise rio.InputError(f"{d}: no capacity for cache '{args.cache}' in the dir name")
+            x = caps[args.cache]
+        elif len(caps) == 1:
+            x = next(iter(caps.values()))
+        else:
+            raise rio.InputError(f"{d}: several caches in the capacity ({label}); choose one with --cache")
+        points.setdefault(kernel, []).append((x, label, d, s))
+    if not points:
+        raise rio.InputError(f"{' '.join(args.dirs)}: no variant dir named <kernel>_sheaf_capacity=...; "
+                             f"run slubsim with --sheaf-capacity and several values")
+
+    def series(s, d):
+        """[(name, value)] for one variant."""
+        if args.key and "{N}" not in args.key:
+            return [(args.key, s[rio.resolve_key(s, args.key, d)])]
+        out = []
+        for n in sorted(rio.throughput(s)):
+            k = args.key.replace("{N}", str(n)) if args.key else None
+            if k is None:
+                mode = "threads" if f"will-it-scale.{n}.threads" in s else "processes"
+                out.append((f"nr_task={n}", s[f"will-it-scale.{n}.{mode}"] / n))
+            elif k in s:
+                out.append((f"nr_task={n}", s[k]))
+        if not args.key:
+            out.append(("per_process_ops (mean over nr_task)", s[rio.resolve_key(s, "per_process_ops", d)]))
+        return out
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    styles = ["-", "--", "-.", ":"]
+    names = []
+    every = [(d, s) for pts in points.values() for (_, _, d, s) in pts] + [(d, s) for _, d, s in refs]
+    for d, s in every:
+        for name, _ in series(s, d):
+            if name not in names:
+                names.append(name)
+    col = {n: ("black" if n.startswith("per_process_ops") else colour(i)) for i, n in enumerate(names)}
+    xs_all = set()
+    for ki, (kernel, pts) in enumerate(sorted(points.items(), key=lambda x: rio.natural_key(x[0]))):
+        pts.sort(key=lambda p: p[0])
+        xs_all.update(p[0] for p in pts)
+        by_name = {}
+        for x, _, d, s in pts:
+            for name, y in series(s, d):
+                by_name.setdefault(name, []).append((x, y))
+        for name in names:
+            if name in by_name:
+                xy = by_name[name]
+                lbl = name if len(points) == 1 else f"{kernel} {name}"
+                ax.plot([p[0] for p in xy], [p[1] for p in xy], marker="o", linestyle=styles[ki % 4],
+                        color=col[name], lw=2.2 if col[name] == "black" else 1.5, label=short(lbl))
+    for ri, (label, d, s) in enumerate(refs):
+        for name, y in series(s, d):
+            ax.axhline(y, color=col[name], linestyle=":", lw=1, alpha=0.8)
+        ax.plot([], [], color="grey", linestyle=":", label=short(f"{label} (no sheaf capacity), dotted"))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(xs_all))
+    ax.set_xticklabels([str(x) for x in sorted(xs_all)])
+    ax.set_xlabel("sheaf capacity" + (f" ({args.cache})" if args.cache else ""))
+    ax.set_ylabel(args.key or "operations per second per task")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(args.title or "against sheaf capacity", fontsize=10)
+    fig.tight_layout()
+    save(fig, args.output)
 
 
 def sweep(args):
-    key = args.key
-    vals = []
-    for d in args.dirs:
-        s = load(d)
-        if key not in s:
-            sys.exit(f"plot: error: {d}/stats.json: no key {key}")
-        vals.append(s[key])
+    variants = stats_of(rio.variant_dirs(args.dirs))
+    vals = [s[rio.resolve_key(s, args.key, d)] for _, d, s in variants]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.bar(range(len(vals)), vals)
     ax.set_xticks(range(len(vals)))
-    ax.set_xticklabels([label(d) for d in args.dirs], rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel(key)
+    ax.set_xticklabels([short(l, 32) for l, _, _ in variants], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(args.key)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.set_title(args.title or key)
+    ax.set_title(args.title or args.key)
     fig.tight_layout()
-    fig.savefig(args.output, dpi=110)
+    save(fig, args.output)
+
+
+# ---- stacked bars: locks and why -------------------------------------------------------------
+
+def stacked(ax, labels, segments, seg_colour, seg_hatch=None):
+    """segments: [(segment name, [value per bar])], drawn bottom-up."""
+    bottom = [0.0] * len(labels)
+    for name, vals in segments:
+        ax.bar(range(len(labels)), vals, bottom=bottom, color=seg_colour(name), edgecolor="white",
+               linewidth=0.5, hatch=seg_hatch(name) if seg_hatch else None)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([short(l, 32) for l in labels], rotation=20, ha="right", fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    return bottom
 
 
 def locks(args):
-    per_dir = []
-    classes = []
-    for d in args.dirs:
-        s = load(d)
-        w = {}
-        for k, v in s.items():
-            m = re.fullmatch(r"lock_stat\.(.+)\.waittime-total", k)
-            if m and not re.search(r"\.node\d+$|\.mm\d+$|\.task\d+$", m.group(1)):
-                w[m.group(1)] = v
-                if m.group(1) not in classes:
-                    classes.append(m.group(1))
-        per_dir.append(w)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    bottom = [0.0] * len(per_dir)
+    variants = stats_of(rio.variant_dirs(args.dirs))
+    waits = [rio.lock_wait(s) for _, _, s in variants]
+    classes = sorted({c for w in waits for c in w}, key=lambda c: -sum(sum(w.get(c, {}).values()) for w in waits))
+    if not classes:
+        raise rio.InputError(f"{' '.join(args.dirs)}: no lock_stat.<class>.waittime-total keys")
+    nodes = sorted({i for w in waits for c in w for i in w[c]}, key=rio.natural_key)
+    segs = []
     for c in classes:
-        h = [w.get(c, 0.0) / 1e3 for w in per_dir]
-        ax.bar(range(len(per_dir)), h, bottom=bottom, label=c)
-        bottom = [b + x for b, x in zip(bottom, h)]
-    ax.set_xticks(range(len(per_dir)))
-    ax.set_xticklabels([label(d) for d in args.dirs], rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("lock wait time in the windows (ms)")
-    ax.legend(fontsize=8)
-    ax.set_title(args.title or "lock wait by class")
+        for i in nodes:
+            vals = [w.get(c, {}).get(i, 0.0) / 1e3 for w in waits]
+            if any(vals):
+                segs.append(((c, i), vals))
+    hatches = ["", "//", "..", "xx", "\\\\", "oo", "--", "++"]
+    node_only = [i for i in nodes if i]
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    stacked(ax, [l for l, _, _ in variants], segs,
+            lambda s: colour(classes.index(s[0])),
+            lambda s: hatches[node_only.index(s[1]) % len(hatches)] if s[1] else "")
+    handles = [Patch(color=colour(i), label=c) for i, c in enumerate(classes)]
+    handles += [Patch(facecolor="white", edgecolor="grey", hatch=hatches[k % len(hatches)], label=n)
+                for k, n in enumerate(node_only)]
+    ax.legend(handles=handles, fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+    ax.set_ylabel("lock wait time over the job (ms)")
+    ax.set_title(args.title or "lock wait by class and node (lock_stat waittime-total)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(args.output, dpi=110)
+    save(fig, args.output)
+
+
+def why(args):
+    variants = stats_of(rio.variant_dirs(args.dirs))
+    bars, per = [], []
+    for label, _, s in variants:
+        w = rio.why_percent(s)
+        by_n = {}
+        if w and all(k.split(".", 1)[0].isdigit() and "." in k for k in w):   # why.<N>.<category>.percent
+            for k, v in w.items():
+                n, cat = k.split(".", 1)
+                by_n.setdefault(int(n), {})[cat] = v
+            for n in sorted(by_n):
+                bars.append(f"{label} N={n}")
+                per.append(by_n[n])
+        else:
+            bars.append(label)
+            per.append(w)
+    cats = sorted({c for p in per for c in p}, key=lambda c: -sum(p.get(c, 0) for p in per))
+    if not cats:
+        print(f"plot: {' '.join(args.dirs)}: no why.<category>.percent keys; nothing to plot, {args.output} not written")
+        return False
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    stacked(ax, bars, [(c, [p.get(c, 0.0) for p in per]) for c in cats], lambda c: colour(cats.index(c)))
+    ax.legend(handles=[Patch(color=colour(i), label=c) for i, c in enumerate(cats)], fontsize=7,
+              bbox_to_anchor=(1.01, 1), loc="upper left")
+    ax.set_ylabel("percent")
+    ax.set_title(args.title or "where the time goes (why.<category>.percent)", fontsize=10)
+    fig.tight_layout()
+    save(fig, args.output)
+
+
+# ---- the validation scoreboard ---------------------------------------------------------------
+
+def scoreboard(args):
+    if len(args.dirs) != 1:
+        raise rio.InputError("command line: scoreboard takes one scoreboard.json")
+    cells = rio.load_scoreboard(args.dirs[0])
+    have = [c for c in cells if c["published_delta_pct"] is not None and c["simulated_delta_pct"] is not None]
+    if not have:
+        print(f"plot: {args.dirs[0]}: no cell has both published_delta_pct and simulated_delta_pct; "
+              f"nothing to plot, {args.output} not written")
+        return False
+    exps = sorted({c["experiment"] for c in have}, key=rio.natural_key)
+    xs = [c["published_delta_pct"] for c in have] + [c["simulated_delta_pct"] for c in have]
+    lim = max(10.0, max(abs(v) for v in xs) * 1.1)
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    ax.fill_between([-lim, lim], [-lim - 3, lim - 3], [-lim + 3, lim + 3], color="green", alpha=0.12,
+                    label="within ±3 points of published")
+    ax.add_patch(plt.Rectangle((-3, -3), 6, 6, fill=False, linestyle=":", edgecolor="green",
+                               label="no change: both |delta| < 3%"))
+    ax.plot([-lim, lim], [-lim, lim], color="green", lw=1, label="simulated = published")
+    ax.axhline(0, color="grey", lw=0.6)
+    ax.axvline(0, color="grey", lw=0.6)
+    for i, e in enumerate(exps):
+        for fitted in (False, True):
+            sel = [c for c in have if c["experiment"] == e and c["fitted"] == fitted]
+            if sel:
+                ax.scatter([c["published_delta_pct"] for c in sel], [c["simulated_delta_pct"] for c in sel],
+                           color=colour(i), marker="s" if fitted else "o", s=36,
+                           facecolors="none" if fitted else colour(i),
+                           label=e + (" (fitted)" if fitted else ""))
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_aspect("equal")
+    ax.set_xlabel("published delta (%)")
+    ax.set_ylabel("simulated delta (%)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    missing = len(cells) - len(have)
+    near = sum(1 for c in have if abs(c["simulated_delta_pct"] - c["published_delta_pct"]) <= 3)
+    agree = sum(1 for c in have if c["agree"])
+    ax.set_title(args.title or f"scoreboard: sign agrees in {agree} of {len(have)} cells, "
+                 f"{near} within ±3 points" + (f"\n({missing} cells without a simulated value)" if missing else ""),
+                 fontsize=10)
+    fig.tight_layout()
+    save(fig, args.output)
+
+
+KINDS = {"scaling": scaling, "experiment": experiment, "capacity": capacity, "sweep": sweep,
+         "locks": locks, "why": why, "scoreboard": scoreboard}
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"plot: error: command line: {message}\n")
+        sys.exit(2)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("kind", choices=["scaling", "sweep", "locks"])
-    ap.add_argument("dirs", nargs="+")
+    ap = Parser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("kind", choices=list(KINDS))
+    ap.add_argument("dirs", nargs="+", metavar="DIR_OR_FILE")
     ap.add_argument("-o", "--output", required=True)
-    ap.add_argument("--key", default="will-it-scale.per_process_ops")
+    ap.add_argument("--key", default=None, help="stats key (sweep: default will-it-scale.per_process_ops)")
+    ap.add_argument("--cache", default=None, help="capacity: the cache whose capacity is the x axis")
+    ap.add_argument("--published", default=None, metavar="EXPERIMENT.json", help="experiment: published values")
     ap.add_argument("--title", default=None)
     args = ap.parse_args()
-    {"scaling": scaling, "sweep": sweep, "locks": locks}[args.kind](args)
-    print(f"plot: wrote {args.output}")
+    if args.kind == "sweep" and args.key is None:
+        args.key = "will-it-scale.per_process_ops"
+    try:
+        wrote = KINDS[args.kind](args)
+    except rio.InputError as e:
+        sys.stderr.write(f"plot: error: {e}\n")
+        sys.exit(2)
+    if wrote is not False:
+        print(f"plot: wrote {args.output}")
 
 
 if __name__ == "__main__":

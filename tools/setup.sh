@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
-pkgs=(g++ cmake make python3 libboost-program-options-dev nlohmann-json3-dev libfmt-dev doctest-dev)
+pkgs=(g++ cmake make python3 python3-matplotlib libboost-program-options-dev nlohmann-json3-dev libfmt-dev doctest-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
