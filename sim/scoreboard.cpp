@@ -36,9 +36,10 @@ std::string totals_line(const Totals& t) {
                      *t.agree_pct(), pp(t.median_abs_error_pp), t.excluded);
 }
 
+// Whole numbers and anything of 1000 or more without decimals; small figures (seconds) with some.
 std::string value(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.2f}", v);
+  if (v == std::floor(v) || std::fabs(v) >= 1000) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4g}", v);
 }
 
 std::string opt_value(const std::optional<double>& v) { return v ? value(*v) : "-"; }
@@ -332,14 +333,14 @@ std::string experiment_table(const Experiment& e, const TopologyScore& t, const 
     out += fmt::format("non-slab time fitted on {} at {} tasks: scale {} ({}); simulated there {} vs published {} ({})\n",
                        t.fit->variant, t.fit->nr_task, t.fit->scale, t.fit->fit_file, value(t.fit->simulated),
                        value(t.fit->published), pct(t.fit->error_pct()));
-  out += "variants:";
   for (std::size_t i : shown) {
     const auto& v = e.variants[i];
-    out += fmt::format(" {} = {} [{}{}{}]{}", v.name, v.label, v.kernel,
+    out += fmt::format("  {} = {} [{}{}{}{}]\n", v.name, v.label, v.kernel,
                        v.patches.empty() ? "" : fmt::format(" {}", fmt::join(v.patches, " ")),
-                       v.sheaf_capacity.empty() ? "" : " " + v.sheaf_capacity, i == shown.back() ? "" : ";");
+                       v.sheaf_capacity.empty() ? "" : " " + v.sheaf_capacity,
+                       v.sets.empty() ? "" : fmt::format(" {}", fmt::join(v.sets, " ")));
   }
-  out += "\n\n";
+  out += "\n";
 
   out += fmt::format("will-it-scale ops/s: simulated | published\n{:>16}", "nr_task");
   for (std::size_t i : shown) out += fmt::format(" {:>25}", e.variants[i].name);
