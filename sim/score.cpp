@@ -20,7 +20,10 @@ CellScore score_cell(const ExperimentCell& cell, double sim_baseline, double sim
   s.sim_delta = delta_pct(sim_baseline, sim_test);
   if (s.sim_delta) {
     double d = *s.sim_delta;
-    s.agree = s.no_change ? std::fabs(d) < kNoChangeBandPct : d * s.published_delta > 0;
+    // The sign is ternary: -, "no change" (inside the band) or +, on both sides. A simulated
+    // +0.5% against a published +30% is "no change" against a change: no agreement.
+    bool sim_no_change = std::fabs(d) < kNoChangeBandPct;
+    s.agree = s.no_change ? sim_no_change : !sim_no_change && d * s.published_delta > 0;
     s.abs_error_pp = std::fabs(d - s.published_delta);
   }
   return s;

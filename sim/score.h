@@ -10,7 +10,9 @@
 namespace slubsim {
 
 // VALIDATION.md: a published |delta| below this, or one the author calls noise, is "no change";
-// the simulation agrees with it if its own |delta| is below it too.
+// the simulation agrees with it if its own |delta| is below it too. The band applies to the
+// simulated side of every cell: a published change agrees only with a simulated change of at
+// least this size in the same direction.
 constexpr double kNoChangeBandPct = 3.0;
 
 struct CellScore {

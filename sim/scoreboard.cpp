@@ -14,8 +14,9 @@ const char* kPredictionNote =
 
 const char* kNoChangeRule =
     "A published |delta| below 3% or one the author calls noise is \"no change\" and agrees if the simulated "
-    "|delta| is below 3% too; other cells agree when the signs agree. Error = |simulated - published| in "
-    "percentage points.";
+    "|delta| is below 3% too; any other cell agrees when the simulated delta is at least 3% in the same "
+    "direction (the sign is -, no change or +, with the same band on both sides). Error = |simulated - "
+    "published| in percentage points.";
 
 double rounded(double v, int digits) {
   double s = std::pow(10.0, digits);

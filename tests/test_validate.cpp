@@ -155,6 +155,10 @@ TEST_CASE("score: sign agreement, the 3% no-change band and noise") {
   CHECK_FALSE(score_cell(up, 100, 95).agree);
   CHECK(*score_cell(up, 100, 95).abs_error_pp == doctest::Approx(15));
   CHECK_FALSE(score_cell(up, 100, 100).agree);  // no change against a published +10%
+  CHECK_FALSE(score_cell(up, 100, 102.9).agree);  // +2.9% is "no change", not a +
+  CHECK(score_cell(up, 100, 103).agree);
+  CHECK_FALSE(score_cell(cell(-10), 100, 97.5).agree);
+  CHECK(score_cell(cell(-10), 100, 96).agree);
 
   auto small = cell(-2.1);  // |published| < 3%: "no change"
   auto s = score_cell(small, 100, 102.5);
@@ -197,7 +201,7 @@ TEST_CASE("score: median and totals") {
   auto t = totals(cells);
   CHECK(t.cells == 3);
   CHECK(t.excluded == 1);
-  CHECK(t.agree == 2);  // +4 vs +10 yes; +1 vs -10 no; +0.5 vs +1 (no change) yes
+  CHECK(t.agree == 2);  // +4 vs +10 yes; +1 (no change) vs -10 no; +0.5 vs +1 (no change) yes
   CHECK(*t.agree_pct() == doctest::Approx(66.666).epsilon(0.001));
   // errors 6, 11, 0.5: median 6
   CHECK(*t.median_abs_error_pp == doctest::Approx(6));
