@@ -303,6 +303,7 @@ std::string experiment_table(const Experiment& e, const TopologyScore& t, const 
 
   // Published absolute of variant v on metric m, from any cell that names it.
   auto published = [&](const std::string& v, const std::string& m) -> std::optional<double> {
+    if (e.fit && e.fit->variant == v && e.fit->metric == m) return e.fit->published;
     for (const auto& c : e.cells)
       if (c.metric == m) {
         if (c.baseline == v && c.published_baseline) return c.published_baseline;

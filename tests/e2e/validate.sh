@@ -3,8 +3,8 @@
 # write the scoreboard; a rerun gives byte-identical files; bad experiment files exit 2 and
 # write nothing. $1 = slubsim binary, $2 = tests/data.
 set -uo pipefail
-bin=$1
-data=$2
+bin=$(realpath "$1")
+data=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -100,5 +100,24 @@ expect_error bad-patch.json "bad-patch.json: variants[1].patches[0]"
 [ -e "$tmp/bad" ] && fail "wrote $tmp/bad"
 "$bin" validate --experiments "$data/experiments" --only no-such-id --out "$tmp/bad" --quiet >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q -- "--only: no experiment 'no-such-id'" "$tmp/err" || fail "--only with an unknown id: $(cat "$tmp/err")"
+
+# The default main job (no arguments) from an installed layout ($SLUBSIM_HOME), with a quick
+# stand-in for T01 under T01's name: it prints simulated vs published and writes nothing.
+home="$tmp/home"
+mkdir -p "$home/configs/experiments"
+src="$data/../.."
+cp -r "$src/configs/topologies" "$src/configs/costs" "$src/configs/kernels" "$src/configs/caches" "$home/configs/"
+cp -r "$src/workloads" "$home/"
+sed 's/"id": "tiny-mmap2"/"id": "t01-hao-li-mmap2"/' "$data/experiments/tiny-mmap2.json" > "$home/configs/experiments/t01-hao-li-mmap2.json"
+(cd "$tmp" && SLUBSIM_HOME="$home" "$bin" 2>"$tmp/err") && fail "the default job ran without a fit"
+grep -q -- "--calibrate" "$tmp/err" || fail "the default job's missing-fit message: $(cat "$tmp/err")"
+SLUBSIM_HOME="$home" "$bin" validate --calibrate --quiet >/dev/null || fail "calibrate in the home layout"
+[ -f "$home/configs/fits/t01-hao-li-mmap2.small-2s-8c.json" ] || fail "no fit in the home layout"
+before=$(find "$tmp" | sort)
+(cd "$tmp" && SLUBSIM_HOME="$home" "$bin" >"$tmp/default.out" 2>/dev/null) || fail "the default job: $(cat "$tmp/default.out")"
+grep -q "will-it-scale ops/s: simulated | published" "$tmp/default.out" || fail "default job table: $(cat "$tmp/default.out")"
+grep -q "sheaves vs base" "$tmp/default.out" || fail "default job deltas: $(cat "$tmp/default.out")"
+grep -q "1800000" "$tmp/default.out" || fail "default job lacks the published values"
+[ "$before" = "$(find "$tmp" -not -name default.out | sort)" ] || fail "the default job wrote files"
 
 echo "e2e.validate: all checks passed"
