@@ -359,3 +359,27 @@ TEST_CASE("validate: a variant's job request carries the experiment, the variant
   CHECK(job.variants.size() == 1);
   CHECK(job.variants[0].kernel.has("spare-sheaf"));
 }
+
+TEST_CASE("validate: every variant of every experiment resolves where its presets exist") {
+  namespace fs = std::filesystem;
+  ValidateOptions o;
+  o.home = test::source_dir();
+  auto exists = [&](const char* dir, const std::string& name) {
+    return fs::is_regular_file(fs::path(o.home) / dir / (name + ".json"));
+  };
+  int resolved = 0;
+  for (const auto& e : load_experiments(o.home + "/configs/experiments", "")) {
+    std::vector<std::string> fit_sets;
+    if (e.fit) fit_sets = Fit{.parameters = scaled_parameters(base_parameters(e, o.home), 1.0)}.sets();
+    for (const auto& t : e.topologies) {
+      if (!exists("configs/topologies", t.name)) continue;  // presets from other branches
+      for (const auto& v : e.variants) {
+        if (!v.excluded.empty() || !exists("configs/kernels", v.kernel)) continue;
+        INFO(e.id << " " << t.name << " " << v.name);
+        CHECK_NOTHROW(resolve_job(variant_request(e, t, v, fit_sets, o)));
+        ++resolved;
+      }
+    }
+  }
+  CHECK(resolved >= 10);
+}
