@@ -1,7 +1,8 @@
 // slubsim command line.
 //
-//   slubsim                 the embedded default job, printed as a table
-//   slubsim run [OPTIONS]   a job; lkp JSON to stdout, or to --out DIR
+//   slubsim                    the default main job: experiment T01, simulated vs published
+//   slubsim run [OPTIONS]      a job; lkp JSON to stdout, or to --out DIR
+//   slubsim validate [OPTIONS] run the experiments and score them against the published tables
 //   slubsim --help
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "sim/job.h"
 #include "sim/report.h"
 #include "sim/trace_import.h"
+#include "sim/validate.h"
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -25,8 +27,11 @@ constexpr int kExitBadInput = 2;
 const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
 
 Usage:
-  slubsim                  run the embedded default job and print a table
-  slubsim run [OPTIONS]    run a job; lkp-format stats JSON to stdout, or files to --out DIR
+  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU AMD box),
+                              simulated vs published, as a table; writes nothing
+  slubsim run [OPTIONS]       run a job; lkp-format stats JSON to stdout, or files to --out DIR
+  slubsim validate [OPTIONS]  run every experiment (configs/experiments) and score it against the published
+                              tables: scoreboard to stdout, OUT/scoreboard.{md,json}; --calibrate fits
   slubsim --help
 
 Examples:
@@ -34,7 +39,17 @@ Examples:
   slubsim run --topology intel-gnr-2s-344t-4n --nr-task 25%,50%,100% --runs 3 --out results/x
   slubsim run --topology small-2s-8c --set costs.qspinlock.handoff_alpha=2 --table
   slubsim run --topology amd-turin-2s-512t --workload ftrace:workloads/traces/sample-ftrace.txt --nr-task 2,64,512
+  slubsim validate --only t01-hao-li-mmap2 --out results/validate
+  slubsim validate --calibrate --only t05-lkp-brk1-spr192
 )";
+
+// The default main job: this experiment, with its fit applied.
+constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
+// Simulated window of the default job; "" = the experiment file's own (10 ms after 35 ms, the
+// window its fit was made with; about 46 s of CPU on the 2-core development host). A shorter one
+// is printed in the table's header.
+constexpr const char* kDefaultDuration = "";
+constexpr const char* kDefaultWarmup = "";
 
 po::options_description run_options(JobRequest& r, std::string& out, bool& table, bool& quiet) {
   po::options_description d("Options of 'slubsim run'");
@@ -82,7 +97,7 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
   return d;
 }
 
-int run(std::vector<std::string> args, bool default_job) {
+int run(std::vector<std::string> args) {
   // "--patch -NAME" would read as an option: glue the value on.
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == "--patch" && !args[i + 1].empty() && args[i + 1][0] == '-') {
@@ -92,7 +107,7 @@ int run(std::vector<std::string> args, bool default_job) {
   JobRequest req;
   req.home = default_home();
   std::string out;
-  bool table = default_job, quiet = false;
+  bool table = false, quiet = false;
   auto desc = run_options(req, out, table, quiet);
   po::variables_map vm;
   try {
@@ -102,7 +117,6 @@ int run(std::vector<std::string> args, bool default_job) {
     std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim run --help)\n";
     return kExitBadInput;
   }
-  if (default_job) table = true;
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << desc << "\n";
     return 0;
@@ -121,17 +135,77 @@ int run(std::vector<std::string> args, bool default_job) {
   return 0;
 }
 
+po::options_description validate_options(ValidateOptions& o) {
+  po::options_description d("Options of 'slubsim validate'");
+  d.add_options()
+      ("help,h", "this text")
+      ("experiments", po::value(&o.experiments),
+       "a directory of experiment files or one FILE (default: <home>/configs/experiments; format: docs/experiment-format.md); e.g. --experiments tests/data/experiments")
+      ("only", po::value(&o.only), "run only these experiments: ID[,ID...]; e.g. --only t01-hao-li-mmap2")
+      ("out", po::value(&o.out)->default_value(o.out),
+       "write OUT/<id>/<topology>/<variant>/{stats,matrix,host}.json, OUT/scoreboard.md and OUT/scoreboard.json; e.g. --out results/validate")
+      ("fits", po::value(&o.fits),
+       "where calibration fits are read and written (default: <home>/configs/fits); e.g. --fits /tmp/fits")
+      ("jobs", po::value(&o.jobs)->default_value(o.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
+      ("calibrate", po::bool_switch(&o.calibrate),
+       "fit each experiment's non-slab time (its 'fit': baseline variant, lowest task count) and write configs/fits/<id>.<topology>.json instead of scoring")
+      ("no-write", po::bool_switch(),
+       "print only: write no result, scoreboard or fit file")
+      ("quiet", po::bool_switch(&o.quiet), "no progress lines on stderr")
+      ("home", po::value(&o.home)->default_value(o.home),
+       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
+  return d;
+}
+
+int validate(const std::vector<std::string>& args) {
+  ValidateOptions o;
+  o.home = default_home();
+  auto desc = validate_options(o);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim validate --help)\n";
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << desc << "\n";
+    return 0;
+  }
+  o.write = !vm["no-write"].as<bool>();
+  if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  if (o.experiments.empty()) o.experiments = o.home + "/configs/experiments";
+  if (o.fits.empty()) o.fits = o.home + "/configs/fits";
+  return validate_command(o);
+}
+
+int default_job() {
+  ValidateOptions o;
+  o.home = default_home();
+  o.fits = o.home + "/configs/fits";
+  o.quiet = true;
+  o.write = false;
+  o.duration = kDefaultDuration;
+  o.warmup = kDefaultWarmup;
+  std::cerr << "slubsim: the main job: experiment " << kDefaultExperiment
+            << " (T01), three kernels x three task counts on the 192-CPU 4-node AMD model; writes nothing "
+               "('slubsim --help' for the rest)\n";
+  return experiment_table_command(o.home + "/configs/experiments/" + kDefaultExperiment + ".json", o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) return run({"--quiet"}, true);
+    if (args.empty()) return default_job();
     if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       std::cout << kUsage << "\nRun 'slubsim run --help' for every option.\n";
       return 0;
     }
-    if (args[0] == "run") return run({args.begin() + 1, args.end()}, false);
+    if (args[0] == "run") return run({args.begin() + 1, args.end()});
+    if (args[0] == "validate") return validate({args.begin() + 1, args.end()});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'\n{}", args[0], kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {

@@ -1,0 +1,90 @@
+// Experiment files (configs/experiments/<id>.json, docs/experiment-format.md): one published
+// table that slubsim can model, as variants to simulate and published cells to score. Parsed
+// and checked here, before anything runs; every error names the file and the field.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/config.h"
+
+namespace slubsim {
+
+// A machine an experiment runs on. Rows other than the experiment's (nr_task) when the preset has
+// fewer CPUs than the published task counts; the scoreboard shows the note.
+struct ExperimentTopology {
+  std::string name;
+  std::vector<int> nr_task;  // the rows on this machine
+  std::string note;
+};
+
+struct ExperimentVariant {
+  std::string name;
+  std::string label;
+  std::string kernel;
+  bool baseline = false;  // "role": "baseline": the state a fit may be made on
+  std::vector<std::string> patches;
+  std::string sheaf_capacity;  // one --sheaf-capacity setting, "" = the kernel's own
+  std::vector<std::string> sets;
+  std::string excluded;  // non-empty: not simulated (why); only excluded cells may name it
+  std::string field;     // "variants[i]", for messages
+};
+
+// VALIDATION.md class 4: the workload's non-slab time, scaled by one factor, fitted on the
+// baseline variant at the lowest task count only.
+struct ExperimentFit {
+  std::vector<std::string> parameters;  // workload $parameters scaled together
+  std::string variant;
+  int nr_task = 0;
+  std::string metric;
+  double published = 0;
+  std::string note;
+};
+
+// One published comparison: test variant against baseline variant on one metric.
+struct ExperimentCell {
+  std::string metric;  // a key of stats.json
+  std::string baseline, test;
+  std::optional<double> published_baseline, published_test;
+  double published_delta_pct = 0;  // as published: of the published metric (a time if lower_is_better)
+  bool noise = false;              // the author calls it noise: "no change"
+  bool lower_is_better = false;    // the published metric is a time; ops/s ~ 1 / time
+  std::string excluded;            // non-empty: listed, not scored (why)
+  std::string note;
+  std::string source;
+  std::string field;  // "cells[i]", for messages
+  // The published change in throughput terms, comparable with the simulated delta of `metric`:
+  // the printed delta, or (baseline / test - 1) * 100 for a time.
+  double published_effective_delta() const;
+};
+
+struct Experiment {
+  std::string file;
+  std::string id, table, title, source;
+  bool calibration_set = true;
+  std::vector<ExperimentTopology> topologies;
+  std::string workload, mode;
+  std::vector<int> nr_task;
+  std::string duration, warmup;
+  int runs = 1;
+  std::uint64_t seed = 1;
+  std::vector<std::string> sets;
+  std::optional<ExperimentFit> fit;
+  std::vector<ExperimentVariant> variants;
+  std::vector<ExperimentCell> cells;
+  std::vector<std::string> notes;
+
+  const ExperimentVariant* variant(const std::string& name) const;
+  const ExperimentVariant& baseline() const;  // the one variant with role baseline
+};
+
+// Parse and check one experiment. `file` names it in errors; its stem must be the id.
+Experiment parse_experiment(const json& doc, const std::string& file);
+Experiment load_experiment(const std::string& file);
+// Every *.json in dir (sorted by name), or the one FILE; `only` = "" or "ID[,ID]" selects.
+// Every file found is parsed and checked, selected or not.
+std::vector<Experiment> load_experiments(const std::string& dir_or_file, const std::string& only);
+
+}  // namespace slubsim

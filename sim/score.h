@@ -1,0 +1,82 @@
+// Scoring simulated deltas against published ones (../shared/design/VALIDATION.md, "Scoring").
+// Pure arithmetic: no simulation, no files.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/experiment.h"
+
+namespace slubsim {
+
+// VALIDATION.md: a published |delta| below this, or one the author calls noise, is "no change";
+// the simulation agrees with it if its own |delta| is below it too. The band applies to the
+// simulated side of every cell: a published change agrees only with a simulated change of at
+// least this size in the same direction.
+constexpr double kNoChangeBandPct = 3.0;
+
+struct CellScore {
+  const ExperimentCell* cell = nullptr;
+  bool excluded = false;
+  bool no_change = false;      // the published cell is "no change"
+  double published_delta = 0;  // in throughput terms (ExperimentCell::published_effective_delta)
+  double sim_baseline = 0, sim_test = 0;
+  std::optional<double> sim_delta;  // none when the simulated baseline is 0
+  bool agree = false;
+  std::optional<double> abs_error_pp;
+};
+
+// (test - base) / base * 100; none if base is 0.
+std::optional<double> delta_pct(double base, double test);
+CellScore score_cell(const ExperimentCell& cell, double sim_baseline, double sim_test);
+CellScore excluded_cell(const ExperimentCell& cell);
+
+// The median of the values (the mean of the middle two for an even count); none if empty.
+std::optional<double> median(std::vector<double> values);
+
+struct Totals {
+  int cells = 0;  // scored cells (excluded ones are not counted)
+  int agree = 0;
+  std::optional<double> median_abs_error_pp;
+  int excluded = 0;
+  std::optional<double> agree_pct() const;
+};
+Totals totals(const std::vector<const CellScore*>& cells);
+Totals totals(const std::vector<CellScore>& cells);
+
+// The in-sample point: the fit's published absolute against the simulated one.
+struct FitPoint {
+  std::string variant, metric, fit_file;
+  int nr_task = 0;
+  double published = 0, simulated = 0;
+  double scale = 1;
+  std::optional<double> error_pct() const { return delta_pct(published, simulated); }
+};
+
+struct TopologyScore {
+  std::string topology;
+  std::string note;
+  std::vector<int> nr_task;
+  std::vector<CellScore> cells;
+  std::optional<FitPoint> fit;
+  Totals totals;
+};
+
+struct ExperimentScore {
+  const Experiment* experiment = nullptr;
+  std::vector<TopologyScore> topologies;
+  std::size_t best = 0;  // the topology with the lowest median abs error
+};
+// Fills totals and best.
+void finish(ExperimentScore& s);
+
+struct Scoreboard {
+  std::vector<ExperimentScore> experiments;
+  // Each experiment once, on its best-fitting topology:
+  Totals calibration, seeds, overall;
+  // Every topology of every experiment:
+  Totals calibration_all, seeds_all, overall_all;
+};
+Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments);
+
+}  // namespace slubsim

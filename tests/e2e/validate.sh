@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# End-to-end: slubsim validate on a tiny experiment (small-2s-8c, 1 ms windows): calibrate, score,
+# write the scoreboard; a rerun gives byte-identical files; bad experiment files exit 2 and
+# write nothing. $1 = slubsim binary, $2 = tests/data.
+set -uo pipefail
+bin=$(realpath "$1")
+data=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+help=$("$bin" validate --help) || fail "validate --help"
+for opt in --experiments --only --out --fits --jobs --calibrate --no-write; do
+  grep -q -- "$opt" <<<"$help" || fail "validate --help lacks $opt"
+done
+
+# No fit yet: an error that says how to make one, and nothing written.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/nofit" --quiet >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] || fail "missing fit: exit code $rc, want 2"
+grep -q "tiny-mmap2.small-2s-8c.json: no fit for experiment 'tiny-mmap2'.*--calibrate" "$tmp/err" || fail "missing fit message: $(cat "$tmp/err")"
+[ -e "$tmp/nofit" ] && fail "missing fit: wrote $tmp/nofit"
+
+# Calibrate: one fit file, on the baseline at the lowest task count.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --calibrate --quiet >"$tmp/cal.out" || fail "calibrate"
+fit="$tmp/fits/tiny-mmap2.small-2s-8c.json"
+[ -f "$fit" ] || fail "no fit file: $(cat "$tmp/cal.out")"
+python3 - "$fit" <<'PY' || fail "fit file contents"
+import json, sys
+f = json.load(open(sys.argv[1]))
+on = f["fitted_on"]
+assert on["variant"] == "base" and on["nr_task"] == 2 and on["kernel"] == "v6.17", on
+assert on["simulations"] <= 6, on
+assert abs(on["simulated"] / on["published"] - 1) < 0.05, on
+assert set(f["parameters"]) == {"mmap_locked_ns", "munmap_locked_ns", "unlocked_ns"}, f
+assert f["scale"] > 0 and "VALIDATION.md" in f["source"], f
+PY
+
+# Validate: raw results as `slubsim run --out` writes them, and the scoreboard.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/a" --quiet >"$tmp/a.out" || fail "validate: $(cat "$tmp/a.out")"
+for f in scoreboard.md scoreboard.json tiny-mmap2/small-2s-8c/base/stats.json tiny-mmap2/small-2s-8c/base/matrix.json \
+         tiny-mmap2/small-2s-8c/base/host.json tiny-mmap2/small-2s-8c/sheaves/stats.json; do
+  [ -f "$tmp/a/$f" ] || fail "missing $f"
+done
+[ -e "$tmp/a/tiny-mmap2/small-2s-8c/big-order" ] && fail "an excluded variant was run"
+grep -q "Overall: sign agreement" "$tmp/a/scoreboard.md" || fail "scoreboard.md header"
+grep -q "Nothing was fitted on a predicted state" "$tmp/a/scoreboard.md" || fail "scoreboard.md note"
+grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
+python3 - "$tmp/a/scoreboard.json" <<'PY' || fail "scoreboard.json contents"
+import json, sys
+b = json.load(open(sys.argv[1]))
+t = b["experiments"][0]["topologies"][0]
+assert t["totals"]["cells"] == 3 and t["totals"]["excluded"] == 1, t["totals"]
+assert t["in_sample"]["variant"] == "base" and t["in_sample"]["nr_task"] == 2, t["in_sample"]
+ex = [c for c in t["cells"] if "excluded" in c]
+assert len(ex) == 1 and "simulated_delta_pct" not in ex[0], ex
+for c in t["cells"]:
+    if "excluded" in c: continue
+    d = (c["simulated_test"] - c["simulated_baseline"]) / c["simulated_baseline"] * 100
+    assert abs(d - c["simulated_delta_pct"]) < 0.01, c
+assert b["overall"]["cells"] == 3, b["overall"]
+PY
+# The variant's results are those of the same job run by hand.
+python3 - "$fit" > "$tmp/sets" <<'PY'
+import json, sys
+for k, v in json.load(open(sys.argv[1]))["parameters"].items(): print(f"--set=workload.parameters.{k}={v}")
+PY
+mapfile -t sets < "$tmp/sets"
+"$bin" run --quiet --topology small-2s-8c --workload mmap2 --nr-task 2,8 --duration 1ms --warmup 500us \
+  --kernel v7.0 --sheaf-capacity maple_node=32 "${sets[@]}" --out "$tmp/byhand" || fail "run by hand"
+cmp "$tmp/byhand/stats.json" "$tmp/a/tiny-mmap2/small-2s-8c/sheaves/stats.json" || fail "validate's stats.json differs from slubsim run's"
+
+# A rerun (other thread count) gives identical bytes.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/b" --quiet --jobs 1 >/dev/null || fail "rerun"
+cmp "$tmp/a/scoreboard.json" "$tmp/b/scoreboard.json" || fail "scoreboard.json differs between identical runs"
+cmp "$tmp/a/scoreboard.md" "$tmp/b/scoreboard.md" || fail "scoreboard.md differs between identical runs"
+
+# --no-write prints only.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/nw" --quiet --no-write >/dev/null || fail "--no-write"
+[ -e "$tmp/nw" ] && fail "--no-write wrote $tmp/nw"
+
+# Bad experiment files: exit 2, the file and field named, nothing written.
+expect_error() {
+  local file=$1 want=$2
+  "$bin" validate --experiments "$data/bad-experiments/$file" --fits "$tmp/fits" --out "$tmp/bad" --quiet >/dev/null 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "$file: exit code $rc, want 2"
+  grep -qF -- "$want" "$tmp/err" || fail "$file: message lacks '$want': $(cat "$tmp/err")"
+  [ -e "$tmp/bad" ] && fail "$file: wrote $tmp/bad"
+  echo "ok: $file -> $(head -n1 "$tmp/err")"
+}
+expect_error fit-not-baseline.json "fit-not-baseline.json: fit.variant: 'sheaves' is not the baseline variant"
+expect_error fit-not-lowest.json "fit-not-lowest.json: fit.nr_task: 8 is not the lowest task count"
+expect_error unknown-variant.json "unknown-variant.json: cells[0].test: no variant named 'sheaves-v2'"
+expect_error missing-workload.json "missing-workload.json: workload: missing field"
+expect_error bad-patch.json "bad-patch.json: variants[1].patches[0]"
+# A whole directory with one bad file is refused too.
+"$bin" validate --experiments "$data/bad-experiments" --out "$tmp/bad" --quiet >/dev/null 2>&1
+[ $? -eq 2 ] || fail "a directory with bad files must exit 2"
+[ -e "$tmp/bad" ] && fail "wrote $tmp/bad"
+"$bin" validate --experiments "$data/experiments" --only no-such-id --out "$tmp/bad" --quiet >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--only: no experiment 'no-such-id'" "$tmp/err" || fail "--only with an unknown id: $(cat "$tmp/err")"
+
+# The default main job (no arguments) from an installed layout ($SLUBSIM_HOME), with a quick
+# stand-in for T01 under T01's name: it prints simulated vs published and writes nothing.
+home="$tmp/home"
+mkdir -p "$home/configs/experiments"
+src="$data/../.."
+cp -r "$src/configs/topologies" "$src/configs/costs" "$src/configs/kernels" "$src/configs/caches" "$home/configs/"
+cp -r "$src/workloads" "$home/"
+sed 's/"id": "tiny-mmap2"/"id": "t01-hao-li-mmap2"/' "$data/experiments/tiny-mmap2.json" > "$home/configs/experiments/t01-hao-li-mmap2.json"
+(cd "$tmp" && SLUBSIM_HOME="$home" "$bin" 2>"$tmp/err") && fail "the default job ran without a fit"
+grep -q -- "--calibrate" "$tmp/err" || fail "the default job's missing-fit message: $(cat "$tmp/err")"
+SLUBSIM_HOME="$home" "$bin" validate --calibrate --quiet >/dev/null || fail "calibrate in the home layout"
+[ -f "$home/configs/fits/t01-hao-li-mmap2.small-2s-8c.json" ] || fail "no fit in the home layout"
+before=$(find "$tmp" | sort)
+(cd "$tmp" && SLUBSIM_HOME="$home" "$bin" >"$tmp/default.out" 2>/dev/null) || fail "the default job: $(cat "$tmp/default.out")"
+grep -q "will-it-scale ops/s: simulated | published" "$tmp/default.out" || fail "default job table: $(cat "$tmp/default.out")"
+grep -q "sheaves vs base" "$tmp/default.out" || fail "default job deltas: $(cat "$tmp/default.out")"
+grep -q "1800000" "$tmp/default.out" || fail "default job lacks the published values"
+[ "$before" = "$(find "$tmp" -not -name default.out | sort)" ] || fail "the default job wrote files"
+
+echo "e2e.validate: all checks passed"
