@@ -6,7 +6,8 @@
 Each directory holds matrix.json (one array per key, an element per run), as `slubsim run --out`
 writes it. Columns follow lkp-tests' lib/compare.rb (workloads-and-lkp.md §3.5): the average over
 runs, ±relative population stddev when it is above 2%, %change against the first directory
-(absolute change for keys ending in % or starting with perf-profile), then the key.
+(absolute change for keys ending in % or starting with perf-profile, and for the why.*.percent
+shares), then the key.
 
 By default a row is shown when it changed the way lkp's changed_perf_stat? decides: the two sides'
 sample ranges do not overlap around the medians and the ratio of medians is above 1.01 (1.05 for
@@ -22,7 +23,7 @@ import sys
 
 ABS_WIDTH = 10
 REL_WIDTH = 10
-PERF_METRIC_PREFIXES = ("perf-stat.", "proc-vmstat.", "turbostat.", "vmstat.cpu.", "lock_stat.", "slub_stats.")
+PERF_METRIC_PREFIXES = ("perf-stat.", "proc-vmstat.", "turbostat.", "vmstat.cpu.", "lock_stat.", "slub_stats.", "why.")
 
 
 def load(d):
@@ -77,7 +78,7 @@ def fmt_err(v):
 
 
 def absolute_key(k):
-    return k.endswith("%") or k.startswith("perf-profile")
+    return k.endswith("%") or k.startswith("perf-profile") or (k.startswith("why.") and k.endswith(".percent"))
 
 
 def fmt_change(k, a, b):

@@ -9,6 +9,8 @@
         labels are the directory names
     tools/plot.py locks DIR [DIR ...] -o out.png
         lock wait time per lock class (lock_stat.<class>.waittime-total), stacked per directory
+    tools/plot.py why DIR [DIR ...] -o out.png
+        where the tasks' time goes (why.<category>.percent), stacked per directory
 
 Each DIR holds stats.json as `slubsim run --out` writes it.
 """
@@ -110,15 +112,45 @@ def locks(args):
     fig.savefig(args.output, dpi=110)
 
 
+def why(args):
+    per_dir = []
+    cats = []
+    for d in args.dirs:
+        s = load(d)
+        w = {}
+        for k, v in s.items():
+            m = re.fullmatch(r"why\.(.+)\.percent", k)
+            if m:
+                w[m.group(1)] = v
+                if m.group(1) not in cats:
+                    cats.append(m.group(1))
+        if not w:
+            sys.exit(f"plot: error: {d}/stats.json: no why.<category>.percent keys")
+        per_dir.append(w)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    bottom = [0.0] * len(per_dir)
+    for c in cats:
+        h = [w.get(c, 0.0) for w in per_dir]
+        ax.bar(range(len(per_dir)), h, bottom=bottom, label=c)
+        bottom = [b + x for b, x in zip(bottom, h)]
+    ax.set_xticks(range(len(per_dir)))
+    ax.set_xticklabels([label(d) for d in args.dirs], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("share of the tasks' time in the window (%)")
+    ax.legend(fontsize=7)
+    ax.set_title(args.title or "where the time goes")
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=110)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("kind", choices=["scaling", "sweep", "locks"])
+    ap.add_argument("kind", choices=["scaling", "sweep", "locks", "why"])
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--key", default="will-it-scale.per_process_ops")
     ap.add_argument("--title", default=None)
     args = ap.parse_args()
-    {"scaling": scaling, "sweep": sweep, "locks": locks}[args.kind](args)
+    {"scaling": scaling, "sweep": sweep, "locks": locks, "why": why}[args.kind](args)
     print(f"plot: wrote {args.output}")
 
 
