@@ -10,12 +10,14 @@
 //   co_await exec.trylock(l)      -> bool
 //   co_await exec.unlock(l)
 //   co_await exec.down_write(s)   sleeping read-write lock (mmap_lock); down_read/up_*
+//   AccountScope scope(exec, a)   what the time until the end of the scope is spent on
 //
 // The driver decides when each request is granted and what it costs: sim::Cpu prices it under
 // the contention model in global simulated-time order; a trivial driver grants everything at
 // once (tests, native benchmarks). Shared objects are registered with a Shared registry when
 // the model builds its structures (a node's list_lock is homed on that node).
 #pragma once
+#include <array>
 #include <coroutine>
 #include <cstdint>
 #include <string_view>
@@ -66,6 +68,19 @@ class Shared {
   virtual LineId lock_line(SpinLockId l) const = 0;
 };
 
+// What a CPU's time is spent on, for the "why" report (a perf-profile-like split of each task's
+// time). Paths mark it with AccountScope at a few boundaries; the driver charges every spend()
+// and every priced access to the current account, and time spent waiting for a lock to that lock.
+// The order matters: a scope only makes the account more specific (a larger value), so a slow
+// path inside an RCU callback stays RCU and a fast-path entry inside a slow path stays slow.
+enum class Account : std::uint8_t {
+  NonSlab,   // everything outside the allocator: the workload's own work and shared accesses
+  SlabFast,  // the allocator's entry points: cpu freelist and percpu sheaf hits
+  SlabSlow,  // ___slab_alloc, __slab_free, sheaf refill and flush, barns, new slabs, page allocator
+  Rcu,       // RCU callbacks in softirq time (rcu_tick), the frees they do included
+};
+inline constexpr int kNrAccounts = 4;
+
 class Exec {
  public:
   virtual ~Exec() = default;
@@ -75,7 +90,27 @@ class Exec {
   Time now() const noexcept { return now_; }
 
   // CPU-private work. Scaled by the driver's private-work factor (an SMT sibling busy too).
-  void spend(Time t) noexcept { now_ += t * private_scale_permille_ / 1000; }
+  void spend(Time t) noexcept {
+    const Time d = t * private_scale_permille_ / 1000;
+    charge(now_, now_ + d);
+    now_ += d;
+  }
+
+  Account account() const noexcept { return account_; }
+  // Time charged to account a inside the accounting window (everything, unless the driver set
+  // one).
+  Time accounted(Account a) const noexcept { return accounted_[static_cast<int>(a)]; }
+  // Only time inside [begin, end) of this CPU's clock is accounted (the measurement window).
+  void set_account_window(Time begin, Time end) noexcept {
+    account_begin_ = begin;
+    account_end_ = end;
+  }
+  // The part of [from, to) inside the accounting window.
+  Time in_account_window(Time from, Time to) const noexcept {
+    const Time b = from > account_begin_ ? from : account_begin_;
+    const Time e = to < account_end_ ? to : account_end_;
+    return e > b ? e - b : 0;
+  }
 
   struct Awaiter {
     Exec* exec;
@@ -96,7 +131,12 @@ class Exec {
   Awaiter up_write(RwsemId s) { return {this, {Req::UpWrite, s.v}}; }
 
  protected:
+  friend class AccountScope;
   Exec(int cpu, int node) : cpu_(cpu), node_(node) {}
+  // [from, to) of this CPU's clock was spent on the current account.
+  void charge(Time from, Time to) noexcept {
+    accounted_[static_cast<int>(account_)] += in_account_window(from, to);
+  }
   // Try to grant req now. True: granted inline (now_ and result_ updated); the path goes on.
   virtual bool begin(const Request& req) = 0;
   // begin() returned false: the path is suspended at h until the driver resumes it.
@@ -107,6 +147,26 @@ class Exec {
   Time now_ = 0;
   std::int64_t private_scale_permille_ = 1000;
   bool result_ = true;
+  Account account_ = Account::NonSlab;
+  std::array<Time, kNrAccounts> accounted_{};
+  Time account_begin_ = 0, account_end_ = kForever;
+};
+
+// Marks the time until the end of the enclosing scope (a function, a block) as spent on `a`,
+// unless the CPU is already on a more specific account. Safe across co_await: one task runs on
+// an Exec, and nothing else runs there while it waits.
+class AccountScope {
+ public:
+  AccountScope(Exec& e, Account a) noexcept : e_(e), saved_(e.account_) {
+    if (a > saved_) e.account_ = a;
+  }
+  ~AccountScope() { e_.account_ = saved_; }
+  AccountScope(const AccountScope&) = delete;
+  AccountScope& operator=(const AccountScope&) = delete;
+
+ private:
+  Exec& e_;
+  Account saved_;
 };
 
 }  // namespace slubsim

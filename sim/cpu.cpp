@@ -1,7 +1,5 @@
 #include "sim/cpu.h"
 
-#include <algorithm>
-
 namespace slubsim {
 
 void Cpu::start(Co<void> root, Time t) {
@@ -25,12 +23,14 @@ bool Cpu::begin(const Request& req) {
 bool Cpu::process(const Request& req) {
   Outcome o = world_.process(*this, req, now_);
   if (o.granted) {
+    charge(now_, o.done);
     now_ = o.done;
     result_ = o.result;
     state_ = State::Running;
     return true;
   }
   state_ = State::Waiting;
+  waiting_for_ = req;
   sleeping_ = o.sleeps;
   wait_since_ = now_;
   return false;
@@ -42,10 +42,13 @@ void Cpu::park(std::coroutine_handle<> h) {
 }
 
 void Cpu::grant(Time at, bool result) {
+  const Time waited = in_account_window(wait_since_, at);
   if (sleeping_) {
-    Time b = std::max(wait_since_, win_begin_), e = std::min(at, win_end_);
-    if (e > b) idle_ += e - b;
+    idle_ += waited;
     sleeping_ = false;
+  } else {
+    lock_wait_ += waited;
+    world_.note_wait(waiting_for_, account_ != Account::NonSlab, waited);
   }
   now_ = at;
   result_ = result;

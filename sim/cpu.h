@@ -6,6 +6,11 @@
 // the CPU queues itself at its clock and the request is granted when that event fires, so
 // shared accesses happen in global time order. A CPU waiting for a lock is parked until the
 // World hands the lock over.
+//
+// Accounting ("why" report, models/exec.h): spend() and every granted access are charged to the
+// path's current account; the time from a lock request to its hand-over is charged to that lock
+// (World::note_wait) and to this CPU's lock-wait total, or to idle when the waiter sleeps. Only
+// time inside the measurement window counts.
 #pragma once
 #include <coroutine>
 #include <optional>
@@ -36,10 +41,9 @@ class Cpu final : public Exec, public Process {
 
   // Time this CPU slept (idle) inside the window.
   Time idle() const { return idle_; }
-  void set_window(Time begin, Time end) {
-    win_begin_ = begin;
-    win_end_ = end;
-  }
+  // Time this CPU spun waiting for locks inside the window.
+  Time lock_wait() const { return lock_wait_; }
+  void set_window(Time begin, Time end) { set_account_window(begin, end); }
 
   void fire() override;
 
@@ -57,11 +61,12 @@ class Cpu final : public Exec, public Process {
   std::optional<Co<void>> root_;
   std::coroutine_handle<> handle_;
   Request pending_{Req::Read, 0};
+  Request waiting_for_{Req::Read, 0};  // the lock request a Waiting CPU waits on
   State state_ = State::Running;
   bool sleeping_ = false;
   Time wait_since_ = 0;
   Time idle_ = 0;
-  Time win_begin_ = 0, win_end_ = kForever;
+  Time lock_wait_ = 0;
 };
 
 }  // namespace slubsim

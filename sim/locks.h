@@ -21,6 +21,14 @@ namespace slubsim {
 
 class Cpu;
 
+// Time CPUs spent waiting for one lock inside the measurement window (clipped to it), split by
+// whether they waited in allocator code or outside it (the "why" report; sleeping waiters are
+// idle and not counted here).
+struct WaitTime {
+  Time slab = 0;
+  Time nonslab = 0;
+};
+
 struct LockWaiter {
   Cpu* cpu;
   Time since;
@@ -35,6 +43,7 @@ struct QSpinLock {
   int cls = 0;  // index into the lock class names
   std::string instance;
   LockStat stat;
+  WaitTime waited;
 };
 
 struct Rwsem {
@@ -46,6 +55,7 @@ struct Rwsem {
   int cls = 0;
   std::string instance;
   LockStat stat;
+  WaitTime waited;
 };
 
 }  // namespace slubsim

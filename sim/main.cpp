@@ -16,6 +16,7 @@
 #include "sim/report.h"
 #include "sim/trace_import.h"
 #include "sim/validate.h"
+#include "sim/why.h"
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -51,7 +52,7 @@ constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
 constexpr const char* kDefaultDuration = "";
 constexpr const char* kDefaultWarmup = "";
 
-po::options_description run_options(JobRequest& r, std::string& out, bool& table, bool& quiet) {
+po::options_description run_options(JobRequest& r, std::string& out, bool& table, bool& why, bool& quiet) {
   po::options_description d("Options of 'slubsim run'");
   d.add_options()
       ("help,h", "this text")
@@ -91,6 +92,8 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
        "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several); e.g. --out results/run1")
       ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
       ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
+      ("why", po::bool_switch(&why),
+       "after the table, where each row's task time goes, like perf report: non-slab work, slab fast and slow path, RCU callbacks, spinning per lock and node, idle (implies --table; the why.* keys are in the JSON anyway)")
       ("quiet", po::bool_switch(&quiet), "no progress lines on stderr")
       ("home", po::value(&r.home)->default_value(r.home),
        "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
@@ -107,8 +110,8 @@ int run(std::vector<std::string> args) {
   JobRequest req;
   req.home = default_home();
   std::string out;
-  bool table = false, quiet = false;
-  auto desc = run_options(req, out, table, quiet);
+  bool table = false, why = false, quiet = false;
+  auto desc = run_options(req, out, table, why, quiet);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -117,6 +120,7 @@ int run(std::vector<std::string> args) {
     std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim run --help)\n";
     return kExitBadInput;
   }
+  if (why) table = true;
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << desc << "\n";
     return 0;
@@ -132,6 +136,7 @@ int run(std::vector<std::string> args) {
     std::cout << format_table(job, result);
   else if (out.empty())
     std::cout << stdout_stats(job, result).dump(2) << "\n";
+  if (why) std::cout << "\n" << format_why(job, result);
   return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <map>
 
+#include "sim/why.h"
+
 namespace slubsim {
 
 namespace fs = std::filesystem;
@@ -160,6 +162,9 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
         out[fmt::format("workload_ops.{}.{}", cache, names[k])] =
             round_to(sum[cache][k] / static_cast<double>(rows.size()), 3);
   }
+
+  // Where the tasks' time goes (sim/why.h).
+  put_why_keys(out, rows);
 
   std::uint64_t events = 0, requests = 0;
   Time sim_time = 0;

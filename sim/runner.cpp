@@ -87,6 +87,7 @@ RunResult simulate(const RunSpec& spec) {
   if (slub && spec.validate) slub->check();
 
   r.nr_task = spec.nr_task;
+  r.window = spec.duration;
   Time idle = static_cast<Time>(m.nr_cpus - spec.nr_task) * spec.duration;
   std::uint64_t ops = 0;
   for (int t = 0; t < spec.nr_task; ++t) {
@@ -96,6 +97,11 @@ RunResult simulate(const RunSpec& spec) {
           task_cpu[t]));
     idle += cpus[t]->idle();
     r.task_ops.push_back(bindings[t].counter.in_window);
+    TaskTime tt;
+    for (int a = 0; a < kNrAccounts; ++a) tt.busy[a] = cpus[t]->accounted(static_cast<Account>(a));
+    tt.lock_wait = cpus[t]->lock_wait();
+    tt.idle = cpus[t]->idle();
+    r.task_time.push_back(tt);
     ops += bindings[t].counter.in_window;
     r.end_time = std::max(r.end_time, cpus[t]->now());
     r.alloc_failures += bindings[t].alloc_failures;
@@ -114,9 +120,9 @@ RunResult simulate(const RunSpec& spec) {
   r.idle_pct = 100.0 * static_cast<double>(idle) /
                (static_cast<double>(m.nr_cpus) * static_cast<double>(spec.duration));
   for (const auto& l : world.spinlocks())
-    r.locks.push_back({world.lock_classes()[l.cls], l.instance, l.stat});
+    r.locks.push_back({world.lock_classes()[l.cls], l.instance, l.stat, false, l.waited});
   for (const auto& s : world.rwsems())
-    r.locks.push_back({world.lock_classes()[s.cls], s.instance, s.stat});
+    r.locks.push_back({world.lock_classes()[s.cls], s.instance, s.stat, true, s.waited});
   r.events = engine.events();
   r.requests = world.requests();
   return r;

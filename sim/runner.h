@@ -52,6 +52,21 @@ struct LockReport {
   std::string cls;
   std::string instance;
   LockStat stat;
+  bool rwsem = false;
+  WaitTime waited;  // spinning for it inside the window, in and outside allocator code
+};
+
+// Where one task's time in the window went (the "why" report): busy time per account, spinning
+// for locks, sleeping. The parts sum to the window.
+struct TaskTime {
+  std::array<Time, kNrAccounts> busy{};
+  Time lock_wait = 0;
+  Time idle = 0;
+  Time total() const {
+    Time t = lock_wait + idle;
+    for (Time b : busy) t += b;
+    return t;
+  }
 };
 
 struct RunResult {
@@ -59,6 +74,8 @@ struct RunResult {
   std::uint64_t ops_per_sec = 0;  // will-it-scale "average": operations per second, all tasks
   double idle_pct = 0;            // idle share of all logical CPUs in the window
   std::vector<std::uint64_t> task_ops;  // per task, in the window
+  Time window = 0;                      // the measurement window's length
+  std::vector<TaskTime> task_time;      // per task, in the window
   std::vector<LockReport> locks;
   std::uint64_t events = 0;    // engine events fired
   std::uint64_t requests = 0;  // shared-state requests granted (inline or by event)

@@ -35,6 +35,12 @@ class World : public Shared {
   LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
 
   Outcome process(Cpu& cpu, const Request& r, Time t);
+  // A CPU spun for `waited` (inside the window) before lock request r was granted; in_slab: it
+  // waited in allocator code.
+  void note_wait(const Request& r, bool in_slab, Time waited) {
+    WaitTime& w = r.kind == Req::SpinLock ? locks_[r.id].waited : rwsems_[r.id].waited;
+    (in_slab ? w.slab : w.nonslab) += waited;
+  }
 
   // Lock statistics count only what happens inside [begin, end).
   void set_window(Time begin, Time end) {

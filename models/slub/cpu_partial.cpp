@@ -140,6 +140,7 @@ class CpuPartial final : public Frontend {
 
   // ___slab_alloc (6.8-6.17; <= 6.7 where eager_ says so).
   Co<void*> slab_alloc(Exec& e, KmemCache& s, int node) {
+    AccountScope slow(e, Account::SlabSlow);
     KmemCacheCpu& c = s.cpu[e.cpu()];
     s.stat(Stat::ALLOC_SLOWPATH);
     e.spend(c_.slowpath_entry);
@@ -411,6 +412,7 @@ class CpuPartial final : public Frontend {
   // speculatively for transitions that touch the node list; the cmpxchg fails (and the loop
   // retries) if the slab changed since the snapshot.
   Co<void> slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
+    AccountScope slow(e, Account::SlabSlow);
     s.stat(Stat::FREE_SLOWPATH);
     e.spend(c_.free_slowpath_entry);
     KmemCacheNode* n = nullptr;

@@ -134,6 +134,7 @@ class Sheaves final : public Frontend {
   // sheaf is filled by __kmem_cache_alloc_bulk instead (§4.7): no SHEAF_REFILL, and 7.0 counts
   // the objects as ALLOC_SLOWPATH (§4.11); below_->alloc_bulk is all or nothing, like it.
   Co<bool> refill(Exec& e, KmemCache& s, Sheaf* sheaf) {
+    AccountScope slow(e, Account::SlabSlow);
     std::size_t to_fill = sheaf->capacity - sheaf->size();
     if (to_fill == 0) co_return true;
     std::vector<void*> got(to_fill);
@@ -375,6 +376,7 @@ class Sheaves final : public Frontend {
   // Objects of a sheaf back to their slabs (sheaf_flush_unused / sheaf_flush_main), in batches
   // of PCS_BATCH_MAX through the layer below's bulk free.
   Co<void> flush_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
+    AccountScope slow(e, Account::SlabSlow);
     while (!sheaf->empty()) {
       std::size_t batch = std::min<std::size_t>(sheaf->size(), f_.pcs_batch_max);
       std::vector<void*> objs(sheaf->objects.end() - static_cast<std::ptrdiff_t>(batch), sheaf->objects.end());
@@ -511,6 +513,7 @@ class Sheaves final : public Frontend {
       co_return;
     }
     s.stat(Stat::SHEAF_RETURN_SLOW);
+    AccountScope slow(e, Account::SlabSlow);
     Barn& barn = s.node[e.node()].barn;
     co_await e.read(barn.line);
     bool refilled = false;
@@ -586,6 +589,7 @@ class Sheaves final : public Frontend {
 
   // barn_replace_empty_sheaf: a full sheaf for our empty one.
   Co<Sheaf*> barn_replace_empty_sheaf(Exec& e, Barn& barn, Sheaf* empty) {
+    AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy nr_full
     if (barn.full.empty()) co_return nullptr;
     co_await e.lock(barn.lock);
@@ -602,6 +606,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<Sheaf*> barn_get_empty_sheaf(Exec& e, Barn& barn) {
+    AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy nr_empty
     if (barn.empty.empty()) co_return nullptr;
     co_await e.lock(barn.lock);
@@ -617,6 +622,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<Sheaf*> barn_get_full_or_empty_sheaf(Exec& e, Barn& barn) {
+    AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);
     if (barn.full.empty() && barn.empty.empty()) co_return nullptr;
     co_await e.lock(barn.lock);
@@ -638,6 +644,7 @@ class Sheaves final : public Frontend {
 
   // barn_replace_full_sheaf: our full sheaf for an empty one. 0, kE2Big or kENoMem.
   Co<int> barn_replace_full_sheaf(Exec& e, KmemCache&, Barn& barn, Sheaf* full, Sheaf** empty) {
+    AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy pre-checks
     if (barn.nr_full() >= f_.barn_max_full) co_return kE2Big;
     if (barn.empty.empty()) co_return kENoMem;
@@ -656,6 +663,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<void> barn_put_empty_sheaf(Exec& e, Barn& barn, Sheaf* sh) {
+    AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
     barn.empty.push_back(sh);
     co_await e.write(barn.line);
@@ -664,6 +672,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<void> barn_put_full_sheaf(Exec& e, Barn& barn, Sheaf* sh) {
+    AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
     barn.full.push_back(sh);
     co_await e.write(barn.line);

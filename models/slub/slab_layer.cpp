@@ -37,6 +37,7 @@ class SlabLayer final : public Frontend {
 
   // __kmem_cache_alloc_bulk (7.0): refill_objects(n, n); all or nothing.
   Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    AccountScope slow(e, Account::SlabSlow);
     std::size_t got = co_await refill_objects(e, s, p, n, n);
     if (got < n) {
       co_await free_bulk(e, s, got, p);
@@ -47,6 +48,7 @@ class SlabLayer final : public Frontend {
 
   // __kmem_cache_free_bulk: detached freelists, one __slab_free per group.
   Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    AccountScope slow(e, Account::SlabSlow);
     std::vector<void*> objs(p, p + n);
     std::size_t size = n;
     while (size) {

@@ -82,20 +82,26 @@ KmemCache* Slub::find(std::string_view name) {
 // --- entry points ------------------------------------------------------------------------
 
 void* Slub::alloc_fast(Exec& e, KmemCache& s, int node) {
+  AccountScope fast(e, Account::SlabFast);
   void* obj = fe_->alloc_fast(e, s, node);
   if (obj && p_.validate) track_alloc(s, obj);
   return obj;
 }
 
 Co<void*> Slub::alloc(Exec& e, KmemCache& s, int node) {
+  AccountScope fast(e, Account::SlabFast);
   void* obj = fe_->alloc_fast(e, s, node);
-  if (!obj) obj = co_await fe_->alloc_slow(e, s, node);
+  if (!obj) {
+    AccountScope slow(e, Account::SlabSlow);
+    obj = co_await fe_->alloc_slow(e, s, node);
+  }
   if (!obj) s.stat(Stat::ALLOC_FAILED);
   if (obj && p_.validate) track_alloc(s, obj);
   co_return obj;
 }
 
 bool Slub::free_fast(Exec& e, KmemCache& s, void* obj) {
+  AccountScope fast(e, Account::SlabFast);
   Slab* slab = checked_slab(s, obj);
   if (!fe_->free_fast(e, s, slab, obj)) return false;
   if (p_.validate) track_free(s, obj, slab);
@@ -103,12 +109,17 @@ bool Slub::free_fast(Exec& e, KmemCache& s, void* obj) {
 }
 
 Co<void> Slub::free(Exec& e, KmemCache& s, void* obj) {
+  AccountScope fast(e, Account::SlabFast);
   Slab* slab = checked_slab(s, obj);
   if (p_.validate) track_free(s, obj, slab);
-  if (!fe_->free_fast(e, s, slab, obj)) co_await fe_->free_slow(e, s, slab, obj);
+  if (!fe_->free_fast(e, s, slab, obj)) {
+    AccountScope slow(e, Account::SlabSlow);
+    co_await fe_->free_slow(e, s, slab, obj);
+  }
 }
 
 Co<std::size_t> Slub::alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) {
+  AccountScope fast(e, Account::SlabFast);
   std::size_t got = co_await fe_->alloc_bulk(e, s, n, p);
   if (got < n) s.stat(Stat::ALLOC_FAILED);
   if (p_.validate)
@@ -117,6 +128,7 @@ Co<std::size_t> Slub::alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p)
 }
 
 Co<void> Slub::free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) {
+  AccountScope fast(e, Account::SlabFast);
   // Check every pointer before any is untracked, so that a rejected call changes nothing.
   for (std::size_t i = 0; i < n; ++i) checked_slab(s, p[i]);
   if (p_.validate) {
@@ -129,9 +141,13 @@ Co<void> Slub::free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) {
   co_await fe_->free_bulk(e, s, n, p);
 }
 
-Co<void> Slub::flush_cpu(Exec& e, KmemCache& s, int cpu) { co_await fe_->flush_cpu(e, s, cpu); }
+Co<void> Slub::flush_cpu(Exec& e, KmemCache& s, int cpu) {
+  AccountScope slow(e, Account::SlabSlow);
+  co_await fe_->flush_cpu(e, s, cpu);
+}
 
 Co<void> Slub::shrink(Exec& e, KmemCache& s) {
+  AccountScope slow(e, Account::SlabSlow);
   for (int c = 0; c < p_.numa.nr_cpus; ++c) co_await fe_->flush_cpu(e, s, c);
   co_await fe_->shrink(e, s);
   // __kmem_cache_do_shrink: empty slabs leave the partial lists and are freed.
@@ -157,6 +173,7 @@ Co<void> Slub::shrink(Exec& e, KmemCache& s) {
 // --- RCU and prefilled sheaves ---------------------------------------------------------------
 
 Co<void> Slub::kfree_rcu(Exec& e, KmemCache& s, void* obj) {
+  AccountScope fast(e, Account::SlabFast);
   Slab* slab = checked_slab(s, obj);
   if (p_.validate) track_free(s, obj, slab);
   bool taken = co_await fe_->kfree_rcu(e, s, slab, obj);
@@ -204,6 +221,7 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
 }
 
 Co<void> Slub::rcu_tick(Exec& e) {
+  AccountScope softirq(e, Account::Rcu);
   while (rcu_.ready(e.cpu(), e.now())) {
     RcuCallback cb = rcu_.pop(e.cpu());
     e.spend(p_.costs.rcu_callback);
@@ -212,6 +230,7 @@ Co<void> Slub::rcu_tick(Exec& e) {
 }
 
 Co<void> Slub::rcu_barrier(Exec& e) {
+  AccountScope softirq(e, Account::Rcu);
   // Run every CPU's callbacks as if their grace periods had ended, each charged to e.
   for (int c = 0; c < rcu_.nr_cpus(); ++c)
     while (!rcu_.pending(c).empty()) {
@@ -221,22 +240,28 @@ Co<void> Slub::rcu_barrier(Exec& e) {
 }
 
 Co<Sheaf*> Slub::prefill_sheaf(Exec& e, KmemCache& s, std::uint32_t n) {
+  AccountScope fast(e, Account::SlabFast);
   Sheaf* sheaf = co_await fe_->prefill_sheaf(e, s, n);
   co_return sheaf;
 }
 
 void* Slub::alloc_from_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
+  AccountScope fast(e, Account::SlabFast);
   void* obj = fe_->alloc_from_sheaf(e, s, sheaf);
   if (obj && p_.validate) track_alloc(s, obj);
   return obj;
 }
 
 Co<Sheaf*> Slub::refill_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf, std::uint32_t n) {
+  AccountScope fast(e, Account::SlabFast);
   Sheaf* out = co_await fe_->refill_sheaf(e, s, sheaf, n);
   co_return out;
 }
 
-Co<void> Slub::return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) { co_await fe_->return_sheaf(e, s, sheaf); }
+Co<void> Slub::return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
+  AccountScope fast(e, Account::SlabFast);
+  co_await fe_->return_sheaf(e, s, sheaf);
+}
 
 // Default prefill API: a front-end without sheaves.
 Co<Sheaf*> Frontend::prefill_sheaf(Exec&, KmemCache& s, std::uint32_t) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# End-to-end: `slubsim run --why` prints where the tasks' time goes; the why.* keys are in
+# stats.json and byte-identical across identical runs. $1 = slubsim binary.
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$bin" run --help | grep -q -- "--why" || fail "run --help lacks --why"
+
+args=(run --topology small-2s-8c --workload sheaf-burst --kernel v6.17,v7.0 --sheaf-capacity 32
+      --nr-task 4,8 --duration 1ms --warmup 200us --quiet)
+"$bin" "${args[@]}" --why --out "$tmp/a" > "$tmp/why.txt"
+"$bin" "${args[@]}" --out "$tmp/b" --jobs 1 > /dev/null
+for v in v6.17_sheaf_capacity=32 v7.0_sheaf_capacity=32; do
+  cmp "$tmp/a/$v/stats.json" "$tmp/b/$v/stats.json" || fail "$v/stats.json differs between identical runs"
+done
+
+# The normal table first, then one why table per variant and row.
+grep -q "^kernel v7.0_sheaf_capacity=32" "$tmp/why.txt" || fail "no normal table: $(cat "$tmp/why.txt")"
+[ "$(grep -c '^why: kernel ' "$tmp/why.txt")" = 4 ] || fail "expected 4 why tables: $(cat "$tmp/why.txt")"
+grep -q "why: kernel v7.0_sheaf_capacity=32, 8 tasks" "$tmp/why.txt" || fail "no v7.0 8-task table"
+grep -Eq "^ +[0-9.]+% +[0-9.]+  slab\.fastpath$" "$tmp/why.txt" || fail "no slab.fastpath line"
+grep -Eq "^ +[0-9.]+% +[0-9.]+  wait\.maple_node\.barn_lock\.node[01]$" "$tmp/why.txt" || fail "no barn_lock line"
+grep -Eq "^  native_queued_spin_lock_slowpath [0-9.]+% \(maple_node\.barn_lock node[01] " "$tmp/why.txt" \
+  || fail "no hottest-lock summary: $(cat "$tmp/why.txt")"
+
+# The table's percentages sum to 100, and the keys are in stats.json, summing to 100 too.
+python3 - "$tmp/why.txt" "$tmp/a/v7.0_sheaf_capacity=32/stats.json" <<'PY'
+import json, re, sys
+tables = open(sys.argv[1]).read().split("why: kernel ")[1:]
+for t in tables:
+    pct = [float(m.group(1)) for m in re.finditer(r"^ +([0-9.]+)% +[0-9.]+  \S+$", t, re.M)]
+    assert abs(sum(pct) - 100) <= 0.005 * len(pct) + 1e-9, (sum(pct), t)
+s = json.load(open(sys.argv[2]))
+keys = [k for k in s if k.startswith("why.") and k.endswith(".percent")]
+assert "why.slab.slowpath.percent" in keys and "why.nonslab.percent" in keys, keys
+assert abs(sum(s[k] for k in keys) - 100) <= 0.005 * len(keys) + 1e-9, keys
+assert all(s[k[:-len("percent")] + "ns_per_op"] > 0 for k in keys if s[k] > 0.1), keys
+PY
+echo "e2e.why: all checks passed"

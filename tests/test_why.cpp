@@ -1,0 +1,182 @@
+// The "why" report (sim/why.h): where each task's time in the window goes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "helpers.h"
+#include "models/immediate.h"
+#include "sim/job.h"
+#include "sim/report.h"
+#include "sim/why.h"
+
+using namespace slubsim;
+using namespace slubsim::test;
+
+namespace {
+
+JobRequest small(const std::string& workload, const std::string& kernel, const std::string& nr_task) {
+  JobRequest r;
+  r.home = source_dir();
+  r.topology = "small-2s-8c";
+  r.workload = workload;
+  r.kernel = kernel;
+  r.nr_task = nr_task;
+  r.duration = "2ms";
+  r.warmup = "12ms";  // past the 10 ms grace period: RCU callbacks run inside the window
+  r.jobs = 2;
+  return r;
+}
+
+double get(const json& s, const std::string& key) { return s.contains(key) ? s[key].get<double>() : 0.0; }
+
+// Every task's categories add up to the window, exactly; lock lines add up to the tasks' waits.
+void check_accounting(const RunResult& r) {
+  REQUIRE(r.task_time.size() == static_cast<std::size_t>(r.nr_task));
+  Time waits = 0, locks = 0;
+  for (const auto& t : r.task_time) {
+    CHECK(t.total() == r.window);
+    waits += t.lock_wait;
+  }
+  for (const auto& l : r.locks) locks += l.waited.slab + l.waited.nonslab;
+  CHECK(locks == waits);
+  WhyProfile p = why_profile(r);
+  Time sum = 0;
+  for (const auto& l : p.lines) sum += l.time;
+  CHECK(sum == p.task_time);
+  CHECK(p.task_time == r.window * r.nr_task);
+}
+
+// The why.*.percent keys of a result sum to 100 within their rounding (0.005 each).
+void check_percent_keys(const json& s) {
+  double sum = 0;
+  int n = 0;
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    const std::string& k = it.key();
+    if (k.rfind("why.", 0) == 0 && k.size() > 8 && k.substr(k.size() - 8) == ".percent") {
+      sum += it.value().get<double>();
+      ++n;
+    }
+  }
+  CHECK(n >= 2);
+  CHECK(std::abs(sum - 100.0) <= 0.005 * n + 1e-9);
+}
+
+}  // namespace
+
+TEST_CASE("why: an account scope only makes the account more specific, and restores it") {
+  ImmediateShared shared;
+  ImmediateExec e(shared, 0, 0);
+  e.spend(10);
+  {
+    AccountScope fast(e, Account::SlabFast);
+    e.spend(20);
+    {
+      AccountScope slow(e, Account::SlabSlow);
+      e.spend(30);
+      AccountScope fast_again(e, Account::SlabFast);  // inside a slow path: still slow
+      e.spend(5);
+    }
+    e.spend(1);
+  }
+  {
+    AccountScope rcu(e, Account::Rcu);
+    AccountScope slow(e, Account::SlabSlow);  // a free done by an RCU callback stays RCU
+    e.spend(7);
+  }
+  CHECK(e.account() == Account::NonSlab);
+  CHECK(e.accounted(Account::NonSlab) == 10);
+  CHECK(e.accounted(Account::SlabFast) == 21);
+  CHECK(e.accounted(Account::SlabSlow) == 35);
+  CHECK(e.accounted(Account::Rcu) == 7);
+  // Only the window counts.
+  e.set_account_window(e.now() + 2, e.now() + 5);
+  e.spend(4);  // 2 inside
+  e.spend(4);  // 1 inside
+  CHECK(e.accounted(Account::NonSlab) == 13);
+}
+
+TEST_CASE("why: every kernel's categories sum to each task's time in the window") {
+  for (const std::string kernel : {"v6.7", "v6.17", "v6.19", "v7.0"}) {
+    for (const std::string w : {"mmap2", "kfree-rcu", "cross-free"}) {
+      CAPTURE(kernel);
+      CAPTURE(w);
+      Job job = resolve_job(small(w, kernel, "2,8"));
+      JobResult res = run_job(job, {});
+      for (const auto& r : res.runs[0][0]) check_accounting(r);
+      json s = stdout_stats(job, res);
+      check_percent_keys(s);
+      CHECK(get(s, "why.nonslab.percent") > 0);
+      CHECK(get(s, "why.slab.fastpath.ns_per_op") > 0);
+      CHECK(get(s, "why.slab.slowpath.ns_per_op") > 0);
+    }
+  }
+}
+
+TEST_CASE("why: deferred frees show up as RCU callback time") {
+  Job job = resolve_job(small("kfree-rcu", "v6.17", "8"));
+  json s = stdout_stats(job, run_job(job, {}));
+  CHECK(get(s, "why.rcu.callbacks.percent") > 0);
+}
+
+TEST_CASE("why: a lock-heavy stand-in spends its time waiting for the lock, by lock class") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  // 8 tasks on one global lock held 1 us after 1 us of their own: mostly waiting.
+  auto r = run_program(m, c, lock_program(1 * kUs, 1 * kUs, false, Scope::Global), 8, 2 * kMs);
+  check_accounting(r);
+  json s = lkp_run_stats({r}, Mode::Process);
+  check_percent_keys(s);
+  CHECK(get(s, "why.nonslab.wait.test_lock.percent") > 50);
+  CHECK(get(s, "why.nonslab.wait.test_lock.percent") > get(s, "why.nonslab.percent"));
+  // Waits outside the allocator are per class, never per instance, and never slab lines.
+  for (auto it = s.begin(); it != s.end(); ++it) CHECK(it.key().rfind("why.wait.", 0) != 0);
+  // Close to lock_stat's wait total (which counts whole waits that start in the window).
+  Time stat_wait = lock_total(r, "test_lock").wait_total;
+  Time why_wait = 0;
+  for (const auto& l : r.locks) why_wait += l.waited.nonslab;
+  CHECK(static_cast<double>(why_wait) == doctest::Approx(static_cast<double>(stat_wait)).epsilon(0.05));
+}
+
+TEST_CASE("why: a sleeping rwsem waiter is idle, not waiting") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  Program p = lock_program(1 * kUs, 500 * kNs, true, Scope::Mm);
+  p.locks[0].kind = LockKind::Rwsem;
+  p.steps[1].kind = LockKind::Rwsem;
+  Options sleep;
+  sleep.rwsem_spin_on_owner = false;
+  auto r = run_program(m, c, p, 8, 2 * kMs, Mode::Thread, 1, sleep);
+  check_accounting(r);
+  json s = lkp_run_stats({r}, Mode::Thread);
+  CHECK(get(s, "why.idle.percent") > 50);
+  CHECK(get(s, "why.idle.percent") == doctest::Approx(r.idle_pct).epsilon(0.01));
+  CHECK(get(s, "why.nonslab.wait.test_lock.percent") == 0);
+  auto spun = run_program(m, c, p, 8, 2 * kMs, Mode::Thread, 1, {});
+  json t = lkp_run_stats({spun}, Mode::Thread);
+  CHECK(get(t, "why.idle.percent") == 0);
+  CHECK(get(t, "why.nonslab.wait.test_lock.percent") > 50);
+}
+
+TEST_CASE("why: a sheaves kernel shows barn_lock lines per node; the table names the hottest") {
+  JobRequest req = small("sheaf-burst", "v7.0", "8");
+  req.sheaf_capacity = "32";  // bursts bigger than main + spare: every iteration visits the barn
+  Job job = resolve_job(req);
+  JobResult res = run_job(job, {});
+  check_accounting(res.runs[0][0][0]);
+  json s = stdout_stats(job, res);
+  CHECK(get(s, "why.wait.maple_node.barn_lock.node0.percent") > 0);
+  CHECK(get(s, "why.wait.maple_node.barn_lock.node1.percent") > 0);
+  CHECK(get(s, "why.slab.slowpath.percent") > 0);
+  std::string table = format_why(job, res);
+  CHECK(table.find("why: kernel v7.0_sheaf_capacity=32, 8 tasks") != std::string::npos);
+  CHECK(table.find("wait.maple_node.barn_lock.node0") != std::string::npos);
+  CHECK(table.find("native_queued_spin_lock_slowpath") != std::string::npos);
+  CHECK(table.find("(maple_node.barn_lock node") != std::string::npos);
+}
+
+TEST_CASE("why: a 6.17 cpu-partial kernel shows no barn lines") {
+  Job job = resolve_job(small("sheaf-burst", "v6.17", "8"));
+  json s = stdout_stats(job, run_job(job, {}));
+  for (auto it = s.begin(); it != s.end(); ++it) CHECK(it.key().find("barn_lock") == std::string::npos);
+}
