@@ -235,7 +235,19 @@ def match_variant(name, experiment, labels):
 def load_scoreboard(path):
     doc = read_json(path)
     cells = doc
-    if isinstance(doc, dict):
+    if isinstance(doc, dict) and isinstance(doc.get("experiments"), list):
+        # slubsim validate's scoreboard.json: experiments -> topologies -> cells; the best-fitting
+        # topology of each experiment, as the scoreboard's headline totals count them.
+        cells = []
+        for e in doc["experiments"]:
+            for t in e.get("topologies", []):
+                if e.get("best_topology") not in (None, t.get("topology")):
+                    continue
+                for c in t.get("cells", []):
+                    if c.get("excluded"):
+                        continue
+                    cells.append(dict(c, experiment=e.get("id", "?")))
+    elif isinstance(doc, dict):
         cells = _first(doc, "cells", "scoreboard", "rows")
         if cells is None:
             lists = [v for v in doc.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
