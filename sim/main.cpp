@@ -46,7 +46,7 @@ Examples:
 
 // The default main job: this experiment, with its fit applied.
 constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
-// Simulated window of the default job; "" = the experiment file's own (10 ms after 25 ms, the
+// Simulated window of the default job; "" = the experiment file's own (12 ms after 20 ms, the
 // window its fit was made with; about 30 s of CPU on the 2-core development host). A shorter one
 // is printed in the table's header.
 constexpr const char* kDefaultDuration = "";
