@@ -9,7 +9,6 @@ namespace slubsim::slub {
 namespace {
 
 constexpr std::uint32_t kWordSize = sizeof(void*);
-constexpr std::uint32_t kCacheLine = 64;
 
 std::uint32_t align_up(std::uint32_t v, std::uint32_t a) { return (v + a - 1) / a * a; }
 

@@ -7,6 +7,8 @@
 
 namespace slubsim::slub {
 
+constexpr std::uint32_t kCacheLine = 64;  // L1_CACHE_BYTES on x86-64
+
 struct Geometry {
   std::uint32_t size = 0;      // stride: object plus metadata, aligned
   std::uint32_t offset = 0;    // where the free pointer lives inside a free object

@@ -206,8 +206,17 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
     case RcuCallback::FreeObject: {
       if (p_.validate) rcu_objects_.erase(cb.ptr);
       Slab* slab = virt_to_slab(cb.ptr);
-      if (!p_.numa.memory_latency.empty())
-        e.spend(p_.costs.rcu_callback_cold_lines * p_.numa.memory_latency[e.node()][slab->node]);
+      if (!p_.numa.memory_latency.empty()) {
+        // The rcu_head and the struct slab; and when the object goes back to its slab rather
+        // than into a sheaf (no sheaves for it, or a remote object), the store of its free
+        // pointer, on another line than the rcu_head at the start when the pointer sits
+        // mid-object (calculate_sizes puts it at object_size / 2 for caches without a ctor or
+        // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
+        int lines = p_.costs.rcu_callback_cold_lines;
+        bool to_slab = s.sheaf_capacity == 0 || slab->node != e.node();
+        if (to_slab && s.geo.offset >= kCacheLine) ++lines;
+        e.spend(lines * p_.numa.memory_latency[e.node()][slab->node]);
+      }
       if (!fe_->free_fast(e, s, slab, cb.ptr)) co_await fe_->free_slow(e, s, slab, cb.ptr);
       break;
     }
