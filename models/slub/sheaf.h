@@ -4,7 +4,8 @@
 // a main sheaf (never NULL), an optional spare (empty or full) and an rcu_free sheaf collecting
 // kfree_rcu objects. Each node has a barn: lists of full and empty sheaves under barn->lock (a
 // queued spinlock homed on the node); the lock, both list heads and nr_full/nr_empty share one
-// cache line, read racily by the pre-checks. Barn limits are soft (checked racily, and only by
+// cache line, read racily by the pre-checks; moving a sheaf on or off a list also writes its own
+// list node and its neighbour's, lines that travel between the CPUs of the node. Barn limits are soft (checked racily, and only by
 // some paths).
 //
 // Lock order: the CPU's local trylock (free here), then barn->lock, then list_lock, then the
@@ -24,6 +25,10 @@ struct Sheaf {
   int cache_index = -1;
   int node = -1;          // rcu_free sheaf: the node of the CPU that submitted it
   bool oversize = false;  // a prefilled sheaf larger than the cache's capacity
+  // The struct's first line: its barn list node, written by barn list moves (the neighbours'
+  // too, as list_add/list_del do). Homed on the node whose CPU allocated the sheaf.
+  LineId line;
+  int home = 0;
   std::uint32_t size() const { return static_cast<std::uint32_t>(objects.size()); }
   bool empty() const { return objects.empty(); }
   bool full() const { return objects.size() >= capacity; }

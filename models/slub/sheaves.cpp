@@ -31,7 +31,8 @@ class Sheaves final : public Frontend {
     for (int i = 0; i < slub.nr_caches(); ++i) {
       KmemCache& s = slub.cache(i);
       if (!s.sheaf_capacity) continue;
-      for (auto& pcs : s.pcs) pcs.main = new_sheaf(s, false);  // every possible CPU starts with one
+      for (std::size_t c = 0; c < s.pcs.size(); ++c)  // every possible CPU starts with one
+        s.pcs[c].main = new_sheaf(s, false, slub_.params().numa.cpu_node[c]);
     }
   }
 
@@ -102,7 +103,7 @@ class Sheaves final : public Frontend {
     } else {
       vessel = co_await barn_get_empty_sheaf(e, barn);
     }
-    if (!vessel) vessel = new_sheaf(s, true);
+    if (!vessel) vessel = new_sheaf(s, true, e.node());
     bool filled = co_await refill(e, s, vessel);
     if (!filled) {
       // A partial refill is a failure: give back what it got, free the vessel.
@@ -209,7 +210,7 @@ class Sheaves final : public Frontend {
       }
     }
     // No empty sheaf anywhere: allocate one (GFP_NOWAIT; succeeds here).
-    empty = new_sheaf(s, true);
+    empty = new_sheaf(s, true, e.node());
     co_await install_empty(e, s, pcs, empty);
     co_return true;
   }
@@ -399,7 +400,7 @@ class Sheaves final : public Frontend {
         pcs.spare = nullptr;
       } else {
         Sheaf* empty = co_await barn_get_empty_sheaf(e, s.node[e.node()].barn);
-        pcs.rcu_free = empty ? empty : new_sheaf(s, true);
+        pcs.rcu_free = empty ? empty : new_sheaf(s, true, e.node());
       }
     }
     pcs.rcu_free->objects.push_back(obj);
@@ -449,7 +450,7 @@ class Sheaves final : public Frontend {
     Sheaf* sheaf = nullptr;
     if (n > s.sheaf_capacity) {
       s.stat(Stat::SHEAF_PREFILL_OVERSIZE);
-      sheaf = new_sheaf(s, false);
+      sheaf = new_sheaf(s, false, e.node());
       sheaf->capacity = n;
       sheaf->oversize = true;
       e.spend(c_.sheaf_struct_alloc);
@@ -464,7 +465,7 @@ class Sheaves final : public Frontend {
         sheaf = co_await barn_get_full_or_empty_sheaf(e, s.node[e.node()].barn);
         // BARN_GET only for a sheaf with objects; an empty one or none is BARN_GET_FAIL.
         s.stat(sheaf && !sheaf->empty() ? Stat::BARN_GET : Stat::BARN_GET_FAIL);
-        if (!sheaf) sheaf = new_sheaf(s, true);
+        if (!sheaf) sheaf = new_sheaf(s, true, e.node());
       }
     }
     prefilled_.insert(sheaf);
@@ -568,8 +569,10 @@ class Sheaves final : public Frontend {
  private:
   static constexpr int kE2Big = 1, kENoMem = 2;
 
-  Sheaf* new_sheaf(KmemCache& s, bool counted) {
+  Sheaf* new_sheaf(KmemCache& s, bool counted, int node) {
     auto* sh = new Sheaf;
+    sh->home = node;
+    sh->line = slub_.take_line(node);
     sh->capacity = s.sheaf_capacity;
     sh->cache_index = s.index;
     sh->objects.reserve(sh->capacity);
@@ -583,8 +586,25 @@ class Sheaves final : public Frontend {
   void free_sheaf(KmemCache& s, Sheaf* sh, bool counted = true) {
     if (counted) s.stat(Stat::SHEAF_FREE);
     --sheaf_structs_[s.index];
+    slub_.give_back_line(sh->home, sh->line);
     all_sheaves_.erase(sh);
     delete sh;
+  }
+
+  // list_del of a barn list's first sheaf: its list node and the next sheaf's.
+  Co<Sheaf*> take_front(Exec& e, std::deque<Sheaf*>& list) {
+    Sheaf* sh = list.front();
+    list.pop_front();
+    co_await e.write(sh->line);
+    if (!list.empty()) co_await e.write(list.front()->line);
+    co_return sh;
+  }
+
+  // list_add_tail: the sheaf's list node and the old last sheaf's.
+  Co<void> put_back(Exec& e, std::deque<Sheaf*>& list, Sheaf* sh) {
+    if (!list.empty()) co_await e.write(list.back()->line);
+    co_await e.write(sh->line);
+    list.push_back(sh);
   }
 
   // barn_replace_empty_sheaf: a full sheaf for our empty one.
@@ -595,9 +615,8 @@ class Sheaves final : public Frontend {
     co_await e.lock(barn.lock);
     Sheaf* full = nullptr;
     if (!barn.full.empty()) {
-      full = barn.full.front();
-      barn.full.pop_front();
-      barn.empty.push_back(empty);
+      full = co_await take_front(e, barn.full);
+      co_await put_back(e, barn.empty, empty);
       co_await e.write(barn.line);
       e.spend(c_.barn_op);
     }
@@ -612,8 +631,7 @@ class Sheaves final : public Frontend {
     co_await e.lock(barn.lock);
     Sheaf* sh = nullptr;
     if (!barn.empty.empty()) {
-      sh = barn.empty.front();
-      barn.empty.pop_front();
+      sh = co_await take_front(e, barn.empty);
       co_await e.write(barn.line);
       e.spend(c_.barn_op);
     }
@@ -628,11 +646,9 @@ class Sheaves final : public Frontend {
     co_await e.lock(barn.lock);
     Sheaf* sh = nullptr;
     if (!barn.full.empty()) {
-      sh = barn.full.front();
-      barn.full.pop_front();
+      sh = co_await take_front(e, barn.full);
     } else if (!barn.empty.empty()) {
-      sh = barn.empty.front();
-      barn.empty.pop_front();
+      sh = co_await take_front(e, barn.empty);
     }
     if (sh) {
       co_await e.write(barn.line);
@@ -651,9 +667,8 @@ class Sheaves final : public Frontend {
     co_await e.lock(barn.lock);
     int r = kENoMem;
     if (!barn.empty.empty()) {
-      *empty = barn.empty.front();
-      barn.empty.pop_front();
-      barn.full.push_back(full);
+      *empty = co_await take_front(e, barn.empty);
+      co_await put_back(e, barn.full, full);
       co_await e.write(barn.line);
       e.spend(c_.barn_op);
       r = 0;
@@ -665,7 +680,7 @@ class Sheaves final : public Frontend {
   Co<void> barn_put_empty_sheaf(Exec& e, Barn& barn, Sheaf* sh) {
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
-    barn.empty.push_back(sh);
+    co_await put_back(e, barn.empty, sh);
     co_await e.write(barn.line);
     e.spend(c_.barn_op);
     co_await e.unlock(barn.lock);
@@ -674,7 +689,7 @@ class Sheaves final : public Frontend {
   Co<void> barn_put_full_sheaf(Exec& e, Barn& barn, Sheaf* sh) {
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
-    barn.full.push_back(sh);
+    co_await put_back(e, barn.full, sh);
     co_await e.write(barn.line);
     e.spend(c_.barn_op);
     co_await e.unlock(barn.lock);

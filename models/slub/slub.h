@@ -129,6 +129,9 @@ class Slub {
   // Full walk: every object of every slab is in exactly one place; counts agree.
   void check() const;
   LayerCounts layers(const KmemCache& s) const;
+  // Cache lines for allocator structures homed on `node` (slabs, sheaf structs), recycled.
+  LineId take_line(int node);
+  void give_back_line(int node, LineId l) { free_lines_[node].push_back(l); }
   std::int64_t total_slab_bytes() const;
 
  private:
@@ -136,7 +139,6 @@ class Slub {
   void track_free(KmemCache& s, void* obj, Slab* slab);
   Slab* checked_slab(KmemCache& s, void* obj) const;
   void build_freelist(Exec& e, KmemCache& s, Slab* slab);
-  LineId take_line(int node);
 
   Shared& shared_;
   Params p_;
