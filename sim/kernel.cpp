@@ -53,6 +53,8 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   k.barn_max_full = count("barn_max_full");
   k.barn_max_empty = count("barn_max_empty");
   k.pcs_batch_max = count("pcs_batch_max");
+  k.slub_max_order = static_cast<int>(root.at("slub_max_order").sourced_value_any().integer_in(0, 10));
+  k.slub_min_objects = static_cast<int>(root.at("slub_min_objects").sourced_value_any().integer_in(0, 4096));
   return k;
 }
 

@@ -19,6 +19,8 @@ struct Kernel {
   bool cpu_partial = true;      // CONFIG_SLUB_CPU_PARTIAL
   std::vector<std::pair<std::string, std::uint32_t>> sheaf_capacity;  // explicit, per cache
   std::uint32_t barn_max_full = 10, barn_max_empty = 10, pcs_batch_max = 32;
+  int slub_max_order = 3;    // slub_max_order (PAGE_ALLOC_COSTLY_ORDER by default)
+  int slub_min_objects = 0;  // slub_min_objects, 0 = 4 * (fls(nr_cpus) + 1)
   bool has(const std::string& patch) const;
 };
 

@@ -150,6 +150,8 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.barn_max_full = k.barn_max_full;
   p.features.barn_max_empty = k.barn_max_empty;
   p.features.pcs_batch_max = k.pcs_batch_max;
+  p.features.slub_max_order = k.slub_max_order;
+  p.features.slub_min_objects = k.slub_min_objects;
   p.features.spare_sheaf = k.has("spare-sheaf");
   p.features.remote_refill_trylock = k.has("remote-refill-trylock");
   p.features.skip_freelist = k.has("skip-freelist");
