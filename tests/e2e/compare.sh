@@ -4,13 +4,7 @@
 set -uo pipefail
 bin=$1
 tool="$(dirname "$0")/../../tools/compare.py"
-py=${PYTHON:-/usr/bin/python3}
-[ -x "$py" ] || py=python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # Two kernels, three runs each (lkp's changed-key test needs 3), as results/<id>/<topology>/<variant>.
 top="$tmp/results/t01-test/small-2s-8c"

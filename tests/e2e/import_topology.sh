@@ -6,13 +6,7 @@ set -uo pipefail
 bin=$1
 data=$2
 tool="$(dirname "$0")/../../tools/import-topology.py"
-py=${PYTHON:-/usr/bin/python3}
-[ -x "$py" ] || py=python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 
 run_sim() {  # the imported file loads and runs
   if "$bin" run --topology "$1" --workload lock-standin --nr-task 1,8 --duration 1ms --quiet >"$tmp/sim.json" 2>"$tmp/sim.err" &&

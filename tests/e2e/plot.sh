@@ -5,17 +5,11 @@
 set -uo pipefail
 bin=$1
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-py=${PYTHON:-/usr/bin/python3}
-[ -x "$py" ] || py=python3
+. "$(dirname "$0")/lib.sh"
 if ! "$py" -c "import matplotlib" 2>/dev/null; then
   echo "SKIP: $py has no matplotlib (apt-get install python3-matplotlib, or bash tools/setup.sh)"
   exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
 plot() { "$py" "$root/tools/plot.py" "$@"; }
 export ROOT="$root"
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
