@@ -69,6 +69,20 @@ class Coherence {
     return done;
   }
 
+  // A contender's RMW of a lock word it then waits on: the line moves to `cpu`, so whoever
+  // touches it next pays the transfer back. It does not hold up later accesses beyond its own
+  // transfer, and adds no spinner re-read (the head waiter reads the word at the hand-off).
+  void steal(Line& l, int cpu, Time t) const {
+    if (l.owner == cpu) return;
+    Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
+                             : m_.from_memory(cpu, l.home_socket);
+    l.owner = cpu;
+    l.sharers.clear();
+    l.busy_until = std::max(l.busy_until, t + cost);
+    ++l.version;
+    ++l.transfers;
+  }
+
   // The line moves to `cpu`, landing at `at`, outside of a priced access (a lock hand-off).
   void take(Line& l, int cpu, Time at) const {
     l.owner = cpu;

@@ -14,6 +14,9 @@ Costs parse_costs(const json& doc, const std::string& file) {
   auto alpha = q.at("handoff_alpha");
   c.handoff_alpha = alpha.sourced_value();
   if (c.handoff_alpha < 0 || c.handoff_alpha > 10) alpha.at("value").fail("must be between 0 and 10");
+  auto rmw = q.at("contender_rmw");
+  rmw.at("source").str();
+  c.contender_rmw = rmw.at("value").boolean();
   c.rwsem_wakeup = root.at("rwsem").at("wakeup_ns").time_ns();
   return c;
 }

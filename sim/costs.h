@@ -13,6 +13,7 @@ struct Costs {
   Time atomic_local = 0;     // a locked RMW on a line this CPU already owns
   Time cache_hit = 0;        // a load of a line this CPU already has
   double handoff_alpha = 1;  // queued-spinlock hand-off = alpha * L(holder -> next)
+  bool contender_rmw = false;  // contenders' RMWs of the lock word steal its line (opt-in)
   Time rwsem_wakeup = 0;     // wake-up of a task sleeping on an rwsem until it runs
 };
 

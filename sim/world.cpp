@@ -88,7 +88,14 @@ Outcome World::spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only) {
     return {true, done, true};
   }
   if (try_only) return {true, coh_.read(word, c, t), false};
-  if (l.queue.empty()) {
+  if (c_.contender_rmw) {
+    // A contender's fast-path cmpxchg and its pending-bit or tail exchange are locked RMWs of
+    // the lock word (qspinlock.c, queued_spin_lock_slowpath): the line moves to it, so the
+    // holder's next touch of data on the word's line (list head, nr_partial, barn lists) and
+    // its releasing store pull it back.
+    coh_.steal(word, c, t);
+    if (l.queue.empty()) word.spinner = c;
+  } else if (l.queue.empty()) {
     word.spinner = c;  // the first waiter polls the lock word
     coh_.read(word, c, t);
   }
@@ -111,7 +118,10 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   LockWaiter next = l.queue.front();
   l.queue.pop_front();
   int n = next.cpu->cpu();
-  Time at = t + handoff(c, n, word);
+  // The releasing store needs the word back if a contender took it since the holder's last
+  // touch (only with contender_rmw); the head waiter then reads it: the hand-off.
+  Time start = c_.contender_rmw && word.owner != c ? coh_.write(word, c, t) : t;
+  Time at = start + handoff(c, n, word);
   word.spinner = l.queue.empty() ? -1 : l.queue.front().cpu->cpu();
   coh_.take(word, n, at);
   l.holder = n;

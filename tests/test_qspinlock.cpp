@@ -70,3 +70,26 @@ TEST_CASE("qspinlock: waiters spin, so a contended CPU is busy, not idle") {
   CHECK(st.wait_total > 0);
   CHECK(st.wait_max >= st.wait_total / static_cast<Time>(st.contentions));
 }
+
+TEST_CASE("qspinlock: with contender_rmw the releasing store pulls the word back from contenders") {
+  auto m = preset("small-2s-8c");
+  auto off = default_costs();
+  REQUIRE_FALSE(off.contender_rmw);
+  auto on = off;
+  on.contender_rmw = true;
+  // Saturated, all eight CPUs of both sockets: contenders keep arriving while the lock is held.
+  const Time s = 200 * kNs;
+  auto r_off = run_program(m, off, lock_program(100 * kNs, s, true), 8, 2 * kMs);
+  auto r_on = run_program(m, on, lock_program(100 * kNs, s, true), 8, 2 * kMs);
+  auto st_off = lock_total(r_off, "test_lock"), st_on = lock_total(r_on, "test_lock");
+  REQUIRE(st_off.handoffs > 100);
+  REQUIRE(st_on.handoffs > 100);
+  double h_off = static_cast<double>(st_off.handoff_total) / static_cast<double>(st_off.handoffs);
+  double h_on = static_cast<double>(st_on.handoff_total) / static_cast<double>(st_on.handoffs);
+  // Off: the hand-off is alpha * L alone, at least the cheapest (LLC) price and at most the
+  // cross-socket one. On: the holder first re-fetches the word, at least one more LLC transfer.
+  const double llc = static_cast<double>(m.latency[static_cast<int>(Distance::Llc)]);
+  CHECK(h_off >= off.handoff_alpha * llc - 1);
+  CHECK(h_on >= h_off + llc * 0.5);
+  CHECK(r_on.ops_per_sec < r_off.ops_per_sec);
+}
