@@ -126,7 +126,7 @@ ExperimentTopology parse_topology_entry(const JsonView& v, const std::vector<int
 }
 
 ExperimentVariant parse_variant(const JsonView& v) {
-  only_keys(v, {"name", "label", "kernel", "role", "patches", "sheaf_capacity", "set", "excluded"});
+  only_keys(v, {"name", "label", "kernel", "tree", "role", "patches", "sheaf_capacity", "set", "excluded"});
   ExperimentVariant out;
   out.field = v.path();
   out.name = nonempty_str(v.at("name"));
@@ -134,6 +134,7 @@ ExperimentVariant parse_variant(const JsonView& v) {
     v.at("name").fail("must not contain '/' (it names a results directory)");
   out.label = nonempty_str(v.at("label"));
   out.kernel = nonempty_str(v.at("kernel"));
+  if (auto t = v.find("tree")) out.tree = nonempty_str(*t);
   if (auto r = v.find("role")) {
     if (r->str() != "baseline") r->fail("the only role is \"baseline\"");
     out.baseline = true;
@@ -253,6 +254,11 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
   }
   if (baselines != 1)
     vars.fail(fmt::format("exactly one variant must have \"role\": \"baseline\" ({} do)", baselines));
+  const bool trees = !e.variants.front().tree.empty();
+  for (std::size_t i = 0; i < e.variants.size(); ++i)
+    if (e.variants[i].tree.empty() == trees)
+      vars.at(i).fail(trees ? std::string("has no \"tree\": when one variant names its source tree, every variant must")
+                            : std::string("names a \"tree\" but the first variant does not: every variant or none"));
 
   auto cells = root.at("cells");
   if (cells.size() == 0) cells.fail("must list at least one cell");
@@ -269,6 +275,7 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
                                                name, v->excluded));
     }
     if (c.excluded.empty()) check_metric(cells.at(i).at("metric"), c.metric, e);
+    c.across_releases = e.variant(c.baseline)->tree != e.variant(c.test)->tree;
     e.cells.push_back(std::move(c));
   }
 

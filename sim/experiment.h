@@ -24,6 +24,10 @@ struct ExperimentVariant {
   std::string name;
   std::string label;
   std::string kernel;
+  // The source tree the measured kernel was built from ("v6.17-rc3", "v6.19-rc5"): given for
+  // every variant or none. A cell across two trees also carries every non-slab change between
+  // them, which the model does not simulate (it keeps the baseline's non-slab time).
+  std::string tree;
   bool baseline = false;  // "role": "baseline": the state a fit may be made on
   std::vector<std::string> patches;
   std::string sheaf_capacity;  // one --sheaf-capacity setting, "" = the kernel's own
@@ -52,6 +56,7 @@ struct ExperimentCell {
   bool noise = false;              // the author calls it noise: "no change"
   bool lower_is_better = false;    // the published metric is a time; ops/s ~ 1 / time
   std::string excluded;            // non-empty: listed, not scored (why)
+  bool across_releases = false;    // its two variants name different source trees
   std::string note;
   std::string source;
   std::string field;  // "cells[i]", for messages

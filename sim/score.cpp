@@ -104,6 +104,10 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   b.calibration = totals(cal);
   b.seeds = totals(seed);
   b.overall = totals(join(cal, seed));
+  std::vector<const CellScore*> within, across;
+  for (const CellScore* c : join(cal, seed)) (c->cell->across_releases ? across : within).push_back(c);
+  b.within_tree = totals(within);
+  b.across_releases = totals(across);
   b.calibration_all = totals(cal_all);
   b.seeds_all = totals(seed_all);
   b.overall_all = totals(join(cal_all, seed_all));

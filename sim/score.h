@@ -74,6 +74,9 @@ struct Scoreboard {
   std::vector<ExperimentScore> experiments;
   // Each experiment once, on its best-fitting topology:
   Totals calibration, seeds, overall;
+  // The same cells split by whether both kernels come from one source tree (the slab change
+  // alone) or from two releases (plus every other change between them; ExperimentVariant::tree):
+  Totals within_tree, across_releases;
   // Every topology of every experiment:
   Totals calibration_all, seeds_all, overall_all;
 };

@@ -383,3 +383,53 @@ TEST_CASE("validate: every variant of every experiment resolves where its preset
   }
   CHECK(resolved >= 10);
 }
+
+TEST_CASE("experiment: source trees are given for every variant or none, and mark cells across releases") {
+  auto doc = tiny();
+  CHECK_FALSE(parse_experiment(doc, "dir/x.json").cells[0].across_releases);  // no trees: one tree
+  doc["variants"][0]["tree"] = "v6.17-rc3";
+  CHECK(error_field(doc) == "variants[1]");
+  doc["variants"][1]["tree"] = "v6.19-rc5";
+  CHECK(error_field(doc) == "variants[2]");
+  doc["variants"][2]["tree"] = "v6.17-rc3";
+  auto e = parse_experiment(doc, "dir/x.json");
+  CHECK(e.variants[1].tree == "v6.19-rc5");
+  CHECK(e.cells[0].across_releases);        // a (v6.17-rc3) -> b (v6.19-rc5)
+  CHECK_FALSE(e.cells[1].across_releases);  // a -> c, both v6.17-rc3
+  auto first_missing = tiny();
+  first_missing["variants"][1]["tree"] = "v6.19-rc5";
+  CHECK(error_field(first_missing) == "variants[1]");
+  doc["variants"][1]["tree"] = "";
+  CHECK(error_field(doc) == "variants[1].tree");
+}
+
+TEST_CASE("scoreboard: cells across releases are totalled apart from cells within one tree") {
+  auto doc = tiny();
+  doc["variants"][0]["tree"] = "v6.17-rc3";
+  doc["variants"][1]["tree"] = "v6.19-rc5";
+  doc["variants"][2]["tree"] = "v6.17-rc3";
+  doc["cells"][1].erase("excluded");
+  doc["variants"][2].erase("excluded");
+  doc["cells"][1]["test"] = "c";
+  auto e = parse_experiment(doc, "dir/x.json");
+  ExperimentScore s;
+  s.experiment = &e;
+  TopologyScore t;
+  t.topology = "small-2s-8c";
+  t.cells = {score_cell(e.cells[0], 100, 95), score_cell(e.cells[1], 100, 121)};  // across: no; within: yes
+  s.topologies = {t};
+  auto b = make_scoreboard({s});
+  CHECK(b.overall.cells == 2);
+  CHECK(b.across_releases.cells == 1);
+  CHECK(b.across_releases.agree == 0);
+  CHECK(b.within_tree.cells == 1);
+  CHECK(b.within_tree.agree == 1);
+  auto md = scoreboard_markdown(b);
+  CHECK(md.find("| a → b (across releases) |") != std::string::npos);
+  CHECK(md.find("| a → c |") != std::string::npos);
+  CHECK(md.find("tree v6.19-rc5") != std::string::npos);
+  auto j = scoreboard_json(b);
+  CHECK(j["across_releases"]["cells"] == 1);
+  CHECK(j["within_tree"]["sign_agree"] == 1);
+  CHECK(j["experiments"][0]["topologies"][0]["cells"][0]["across_releases"] == true);
+}
