@@ -68,7 +68,7 @@ struct Rig {
 
   // Sheaves: kmalloc-4k. SheavesOnCpuPartial / CpuPartial: sheaf-256 with sheaf_capacity 4.
   Rig(FrontendKind f, bool spare_sheaf, std::uint32_t barn_max_full = 10,
-      std::int64_t node_pages = 1 << 14, std::uint32_t barn_max_empty = 10)
+      std::int64_t node_pages = 1 << 14, std::uint32_t barn_max_empty = 10, Time dram = 0)
       : fe(f) {
     Params p;
     CacheSpec c;
@@ -97,6 +97,7 @@ struct Rig {
       p.page_alloc.pcp_high = 1;
     }
     p.rcu_grace_period = kGrace;
+    if (dram > 0) p.numa.memory_latency = {{dram, dram}, {dram, dram}};
     p.validate = true;
     slub = std::make_unique<Slub>(sh, p);
     for (int i = 0; i < 4; ++i) ex.push_back(std::make_unique<CountingExec>(sh, i, p.numa.cpu_node[i]));
@@ -928,4 +929,29 @@ TEST_CASE("sheaf sequences: sheaf counters carry the kernel's sysfs names") {
       {Stat::SHEAF_RETURN_SLOW, "sheaf_return_slow"},
   };
   for (const auto& [st, name] : names) CHECK(std::string(stat_name(st)) == name);
+}
+
+TEST_CASE("sheaf sequences: flushing kfree_rcu'd objects stores their free pointers into cold lines") {
+  // 6.18, capacity 4, barn limits 1/1. CPU 0 allocates 8 and kfree_rcu's them: two rcu_free
+  // sheaves of 4. After the grace period the first goes to the barn as it is; the second finds
+  // the barn full and is flushed to slabs: its 4 objects were not touched for a grace period, so
+  // each free-pointer store is a memory access (here 100 ns); nothing else on this path reads
+  // memory_latency, so that is the whole difference from a run without it.
+  const Time dram = 100 * kNs;
+  auto grace_period_time = [&](Time latency) {
+    Rig r(FrontendKind::SheavesOnCpuPartial, false, 1, 1 << 14, 1, latency);
+    std::vector<void*> held;
+    for (int i = 0; i < 8; ++i) held.push_back(r.alloc(0));
+    for (void* o : held) r.kfree_rcu(0, o);
+    REQUIRE(r.slub->rcu().pending(0).size() == 2);
+    CHECK(r.pcs(0).rcu_free == nullptr);
+    r.until_ready(0);
+    Time before = r.e(0).now();
+    auto stats = r.s().stats;
+    r.tick(0);
+    check_delta(stats, r.s().stats, {{Stat::BARN_PUT, 1}, {Stat::BARN_PUT_FAIL, 1}, {Stat::SHEAF_FLUSH, 4}, {Stat::FREE_FASTPATH, 4}});
+    r.slub->check();
+    return r.e(0).now() - before;
+  };
+  CHECK(grace_period_time(dram) - grace_period_time(0) == 4 * dram);
 }

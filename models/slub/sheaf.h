@@ -29,7 +29,19 @@ struct Sheaf {
   // too, as list_add/list_del do). Homed on the node whose CPU allocated the sheaf.
   LineId line;
   int home = 0;
+  // How many of its objects came back a grace period after their last use with the line that
+  // holds their free pointer untouched since (kfree_rcu; an RCU callback's kmem_cache_free when
+  // the pointer is not on the rcu_head's line): flushing them to their slabs stores that pointer
+  // into a cold line. A count, not a per-object mark: pops (LIFO) are taken to remove the others
+  // first, so it only ever shrinks to the fill.
+  std::uint32_t aged = 0;
   std::uint32_t size() const { return static_cast<std::uint32_t>(objects.size()); }
+  void* pop() {
+    void* obj = objects.back();
+    objects.pop_back();
+    if (aged > objects.size()) aged = size();
+    return obj;
+  }
   bool empty() const { return objects.empty(); }
   bool full() const { return objects.size() >= capacity; }
 };

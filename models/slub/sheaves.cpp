@@ -53,7 +53,7 @@ class Sheaves final : public Frontend {
     }
     void* obj = pcs.main->objects.back();
     if (node != kNoNode && slub_.virt_to_slab(obj)->node != node) return nullptr;
-    pcs.main->objects.pop_back();
+    pcs.main->pop();
     e.spend(c_.sheaf_alloc);
     s.stat(v7_ ? Stat::ALLOC_FASTPATH : Stat::ALLOC_PCS);
     return obj;
@@ -68,7 +68,7 @@ class Sheaves final : public Frontend {
       if (replaced) {
         void* obj = pcs.main->objects.back();
         if (node == kNoNode || slub_.virt_to_slab(obj)->node == node) {
-          pcs.main->objects.pop_back();
+          pcs.main->pop();
           e.spend(c_.sheaf_alloc);
           s.stat(v7_ ? Stat::ALLOC_FASTPATH : Stat::ALLOC_PCS);
           co_return obj;
@@ -176,6 +176,9 @@ class Sheaves final : public Frontend {
 
   void push_main(Exec& e, KmemCache& s, PercpuSheaves& pcs, void* obj) {
     pcs.main->objects.push_back(obj);
+    // From an RCU callback (rcu_tick's scope): rcu_do_batch read the rcu_head, at the start of
+    // the object; a free pointer mid-object is on a line untouched for a grace period.
+    if (e.account() == Account::Rcu && s.geo.offset >= kCacheLine) ++pcs.main->aged;
     e.spend(c_.sheaf_free);
     s.stat(v7_ ? Stat::FREE_FASTPATH : Stat::FREE_PCS);
   }
@@ -254,8 +257,7 @@ class Sheaves final : public Frontend {
       }
       std::size_t batch = std::min<std::size_t>(n - i, pcs.main->size());
       for (std::size_t k = 0; k < batch; ++k) {
-        p[i++] = pcs.main->objects.back();
-        pcs.main->objects.pop_back();
+        p[i++] = pcs.main->pop();
       }
       e.spend(c_.sheaf_array_store_per_object * static_cast<Time>(batch));
       s.stat(v7_ ? Stat::ALLOC_FASTPATH : Stat::ALLOC_PCS, batch);
@@ -378,6 +380,11 @@ class Sheaves final : public Frontend {
   // of PCS_BATCH_MAX through the layer below's bulk free.
   Co<void> flush_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
     AccountScope slow(e, Account::SlabSlow);
+    // build_detached_freelist stores each object's free pointer: a memory access for the aged
+    // ones, as in the per-object RCU callback that frees to a slab (Slub::run_callback).
+    const auto& dram = slub_.params().numa.memory_latency;
+    if (sheaf->aged > 0 && !dram.empty()) e.spend(static_cast<Time>(sheaf->aged) * dram[e.node()][e.node()]);
+    sheaf->aged = 0;
     while (!sheaf->empty()) {
       std::size_t batch = std::min<std::size_t>(sheaf->size(), f_.pcs_batch_max);
       std::vector<void*> objs(sheaf->objects.end() - static_cast<std::ptrdiff_t>(batch), sheaf->objects.end());
@@ -404,6 +411,7 @@ class Sheaves final : public Frontend {
       }
     }
     pcs.rcu_free->objects.push_back(obj);
+    ++pcs.rcu_free->aged;  // nothing touches it again before rcu_free_sheaf, a grace period later
     e.spend(c_.sheaf_free);
     if (pcs.rcu_free->full()) {
       Sheaf* sheaf = pcs.rcu_free;
@@ -482,8 +490,7 @@ class Sheaves final : public Frontend {
 
   void* alloc_from_sheaf(Exec& e, KmemCache&, Sheaf* sheaf) override {
     if (sheaf->empty()) return nullptr;  // no fallback to the cache
-    void* obj = sheaf->objects.back();
-    sheaf->objects.pop_back();
+    void* obj = sheaf->pop();
     e.spend(c_.sheaf_alloc);
     return obj;
   }
