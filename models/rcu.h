@@ -3,6 +3,7 @@
 // is a fixed length from the config. A CPU runs its ready callbacks when it next reaches a point
 // where the kernel would (the workload loop calls run_ready at each iteration boundary).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -25,11 +26,25 @@ struct RcuCallback {
   Time ready = 0;
 };
 
+// How many ready callbacks a CPU invokes at one softirq point (kernel/rcu/tree.c rcu_do_batch):
+// at most max(blimit, ready >> divisor) when the CPU has other work; a CPU whose queue grew past
+// qhimark is in a callback flood and invokes up to flood_blimit until it is down to qlowmark.
+// blimit 0: no limit (every ready callback at once).
+struct RcuBatchLimits {
+  std::size_t blimit = 0;
+  int divisor = 7;
+  std::size_t qhimark = 10000;
+  std::size_t qlowmark = 100;
+  std::size_t flood_blimit = 10000;
+};
+
 class RcuQueue {
  public:
-  void init(int nr_cpus, Time grace_period) {
+  void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}) {
     per_cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
+    flood_.assign(static_cast<std::size_t>(nr_cpus), false);
     grace_ = grace_period;
+    limits_ = limits;
   }
   Time grace_period() const { return grace_; }
   // Grace periods run back to back, each `grace_` long, for the whole machine: a callback
@@ -40,6 +55,20 @@ class RcuQueue {
   void call_rcu(int cpu, Time now, RcuCallback cb) {
     cb.ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
     per_cpu_[cpu].push_back(cb);
+    if (per_cpu_[cpu].size() > limits_.qhimark) flood_[cpu] = true;  // __call_rcu_core
+  }
+  // How many of `cpu`'s callbacks to invoke at a softirq point at `now` (rcu_do_batch's bl,
+  // capped by what is ready); call batch_done after invoking them.
+  std::size_t batch(int cpu, Time now) const {
+    const auto& q = per_cpu_[cpu];
+    auto first_waiting = std::partition_point(q.begin(), q.end(), [now](const RcuCallback& c) { return c.ready <= now; });
+    auto ready = static_cast<std::size_t>(first_waiting - q.begin());
+    if (limits_.blimit == 0) return ready;
+    std::size_t bl = flood_[cpu] ? limits_.flood_blimit : std::max(limits_.blimit, ready >> limits_.divisor);
+    return std::min(ready, bl);
+  }
+  void batch_done(int cpu) {
+    if (flood_[cpu] && per_cpu_[cpu].size() <= limits_.qlowmark) flood_[cpu] = false;
   }
   // Callbacks of `cpu` whose grace period ended by `now`, oldest first.
   bool ready(int cpu, Time now) const {
@@ -56,7 +85,9 @@ class RcuQueue {
 
  private:
   std::vector<std::deque<RcuCallback>> per_cpu_;
+  std::vector<bool> flood_;
   Time grace_ = 0;
+  RcuBatchLimits limits_;
 };
 
 }  // namespace slubsim

@@ -78,6 +78,15 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   c.costs.rcu_callback_cold_lines =
       static_cast<int>(rcu.at("callback_cold_lines").sourced_value_any().integer_in(0, 16));
+  auto count = [&](const char* key, std::int64_t lo, std::int64_t hi) {
+    return static_cast<std::size_t>(rcu.at(key).sourced_value_any().integer_in(lo, hi));
+  };
+  c.rcu_batch.blimit = count("batch_limit", 0, 1000000);
+  c.rcu_batch.divisor = static_cast<int>(count("batch_divisor", 0, 62));
+  c.rcu_batch.qhimark = count("flood_mark", 1, 100000000);
+  c.rcu_batch.qlowmark = count("flood_end_mark", 0, 100000000);
+  c.rcu_batch.flood_blimit = count("flood_batch_limit", 1, 100000000);
+  if (c.rcu_batch.qlowmark >= c.rcu_batch.qhimark) rcu.at("flood_end_mark").fail("must be below flood_mark");
   auto trace = root.at("trace").at("handoff_poll_ns");
   c.trace_handoff_poll = trace.time_ns();
   if (c.trace_handoff_poll <= 0) trace.fail("must be positive");
@@ -156,6 +165,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.remote_refill_trylock = k.has("remote-refill-trylock");
   p.features.skip_freelist = k.has("skip-freelist");
   p.rcu_grace_period = costs.rcu_grace_period;
+  p.rcu_batch = costs.rcu_batch;
   switch (k.frontend) {
     case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
     case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/rcu.h"
 #include "models/time.h"
 
 namespace slubsim::slub {
@@ -102,6 +103,7 @@ struct Params {
   bool validate = false;
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
+  RcuBatchLimits rcu_batch;  // default: every ready callback at once
 };
 
 }  // namespace slubsim::slub

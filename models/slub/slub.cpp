@@ -61,7 +61,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
           *this, make_slab_layer(*this, f.remote_refill_trylock, f.skip_freelist), true);
       break;
   }
-  rcu_.init(numa.nr_cpus, p_.rcu_grace_period);
+  rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch);
 }
 
 Slub::~Slub() {
@@ -231,11 +231,13 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
 
 Co<void> Slub::rcu_tick(Exec& e) {
   AccountScope softirq(e, Account::Rcu);
-  while (rcu_.ready(e.cpu(), e.now())) {
+  // rcu_do_batch: this softirq point's share of the ready callbacks (RcuBatchLimits).
+  for (std::size_t n = rcu_.batch(e.cpu(), e.now()); n > 0; --n) {
     RcuCallback cb = rcu_.pop(e.cpu());
     e.spend(p_.costs.rcu_callback);
     co_await run_callback(e, cb);
   }
+  rcu_.batch_done(e.cpu());
 }
 
 Co<void> Slub::rcu_barrier(Exec& e) {
