@@ -375,14 +375,19 @@ def scoreboard(args):
     ax.plot([-lim, lim], [-lim, lim], color="green", lw=1, label="simulated = published")
     ax.axhline(0, color="grey", lw=0.6)
     ax.axvline(0, color="grey", lw=0.6)
+    # Filled circles: predicted cells within one source tree; hollow diamonds: across releases
+    # (the published change also holds the non-slab changes between the trees); hollow squares:
+    # fitted cells.
     for i, e in enumerate(exps):
-        for fitted in (False, True):
-            sel = [c for c in have if c["experiment"] == e and c["fitted"] == fitted]
+        for fitted, across in ((False, False), (False, True), (True, False), (True, True)):
+            sel = [c for c in have if c["experiment"] == e and c["fitted"] == fitted
+                   and c["across_releases"] == across]
             if sel:
+                marker = "s" if fitted else "D" if across else "o"
                 ax.scatter([c["published_delta_pct"] for c in sel], [c["simulated_delta_pct"] for c in sel],
-                           color=colour(i), marker="s" if fitted else "o", s=36,
-                           facecolors="none" if fitted else colour(i),
-                           label=e + (" (fitted)" if fitted else ""))
+                           color=colour(i), marker=marker, s=36,
+                           facecolors="none" if fitted or across else colour(i),
+                           label=e + (" (fitted)" if fitted else "") + (" (across releases)" if across else ""))
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
     ax.set_aspect("equal")

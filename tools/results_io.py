@@ -270,6 +270,7 @@ def load_scoreboard(path):
             p, q = row["published_delta_pct"], row["simulated_delta_pct"]
             agree = abs(q) < 3 if abs(p) < 3 else (p > 0) == (q > 0) and abs(q) >= 3
         row["agree"] = bool(agree)
+        row["across_releases"] = bool(c.get("across_releases", False))
         fitted = _first(c, "fitted", "in_sample")
         kind = str(_first(c, "class", "kind", "split") or "")
         row["fitted"] = bool(fitted) or kind.lower() in ("fitted", "in-sample", "in_sample", "calibration")
