@@ -45,6 +45,8 @@ done
 [ -e "$tmp/a/tiny-mmap2/small-2s-8c/big-order" ] && fail "an excluded variant was run"
 grep -q "Overall: sign agreement" "$tmp/a/scoreboard.md" || fail "scoreboard.md header"
 grep -q "Nothing was fitted on a predicted state" "$tmp/a/scoreboard.md" || fail "scoreboard.md note"
+grep -q "^| within one source tree (best topology) |" "$tmp/a/scoreboard.md" &&
+  grep -q "^| across releases (best topology) |" "$tmp/a/scoreboard.md" || fail "scoreboard.md: no within-tree / across-releases totals"
 grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
 python3 - "$tmp/a/scoreboard.json" <<'PY' || fail "scoreboard.json contents"
 import json, sys
