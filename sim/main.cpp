@@ -156,6 +156,8 @@ po::options_description validate_options(ValidateOptions& o) {
        "fit each experiment's non-slab time (its 'fit': baseline variant, lowest task count) and write configs/fits/<id>.<topology>.json instead of scoring")
       ("no-write", po::bool_switch(),
        "print only: write no result, scoreboard or fit file")
+      ("set", po::value(&o.sets)->composing(),
+       "KEY=VALUE: a what-if for the whole scoreboard: change a model parameter in every simulation, as 'run --set' does; repeatable; needs an explicit --out, and --fits with --calibrate, so the committed results and fits stay as they are; e.g. --set costs.qspinlock.contender_rmw=true --out /tmp/whatif")
       ("quiet", po::bool_switch(&o.quiet), "no progress lines on stderr")
       ("home", po::value(&o.home)->default_value(o.home),
        "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
@@ -180,6 +182,13 @@ int validate(const std::vector<std::string>& args) {
   }
   o.write = !vm["no-write"].as<bool>();
   if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  if (!o.sets.empty() && o.write) {
+    // A what-if must not overwrite the committed results or fits by default.
+    if (o.calibrate && vm["fits"].empty())
+      throw ConfigError("command line", "--set", "with --calibrate needs an explicit --fits DIR");
+    if (!o.calibrate && vm["out"].defaulted())
+      throw ConfigError("command line", "--set", "needs an explicit --out DIR (or --no-write)");
+  }
   if (o.experiments.empty()) o.experiments = o.home + "/configs/experiments";
   if (o.fits.empty()) o.fits = o.home + "/configs/fits";
   return validate_command(o);

@@ -79,6 +79,7 @@ struct Scoreboard {
   Totals within_tree, across_releases;
   // Every topology of every experiment:
   Totals calibration_all, seeds_all, overall_all;
+  std::vector<std::string> sets;  // validate --set: model changes applied to every simulation
 };
 Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments);
 

@@ -194,6 +194,7 @@ JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, con
   r.sets = e.sets;
   r.sets.insert(r.sets.end(), v.sets.begin(), v.sets.end());
   r.sets.insert(r.sets.end(), fit_sets.begin(), fit_sets.end());
+  r.sets.insert(r.sets.end(), o.sets.begin(), o.sets.end());
   r.runs = e.runs;
   r.seed = e.seed;
   r.duration = o.duration.empty() ? e.duration : o.duration;
@@ -344,6 +345,7 @@ int validate_command(const ValidateOptions& o) {
   for (std::size_t ei = 0; ei < experiments.size(); ++ei)
     scores.push_back(score_experiment(experiments[ei], runs, fits[ei]));
   Scoreboard board = make_scoreboard(std::move(scores));
+  board.sets = o.sets;
   // Everything is serialised before anything is written.
   std::string text = scoreboard_text(board);
   std::string md = scoreboard_markdown(board);

@@ -355,6 +355,11 @@ TEST_CASE("validate: a variant's job request carries the experiment, the variant
   CHECK(r.duration == "1ms");
   o.duration = "2ms";
   CHECK(variant_request(e, e.topologies[0], e.variants[1], {}, o).duration == "2ms");
+  // validate --set: after everything else, so that it wins.
+  o.sets = {"costs.qspinlock.handoff_alpha=2", "workload.parameters.mmap_locked_ns=5"};
+  CHECK(variant_request(e, e.topologies[0], e.variants[1], {"workload.parameters.mmap_locked_ns=1"}, o).sets ==
+        std::vector<std::string>{"workload.parameters.mmap_locked_ns=1", "costs.qspinlock.handoff_alpha=2",
+                                 "workload.parameters.mmap_locked_ns=5"});
   auto job = resolve_job(r);
   CHECK(job.variants.size() == 1);
   CHECK(job.variants[0].kernel.has("spare-sheaf"));
@@ -432,4 +437,24 @@ TEST_CASE("scoreboard: cells across releases are totalled apart from cells withi
   CHECK(j["across_releases"]["cells"] == 1);
   CHECK(j["within_tree"]["sign_agree"] == 1);
   CHECK(j["experiments"][0]["topologies"][0]["cells"][0]["across_releases"] == true);
+}
+
+TEST_CASE("scoreboard: a what-if (validate --set) says so in every format") {
+  auto e = parse_experiment(tiny(), "dir/x.json");
+  ExperimentScore s;
+  s.experiment = &e;
+  TopologyScore t;
+  t.topology = "small-2s-8c";
+  t.cells = {score_cell(e.cells[0], 100, 110), excluded_cell(e.cells[1])};
+  s.topologies = {t};
+  auto plain = make_scoreboard({s});
+  CHECK(scoreboard_markdown(plain).find("What-if") == std::string::npos);
+  CHECK_FALSE(scoreboard_json(plain).contains("what_if_sets"));
+  auto b = make_scoreboard({s});
+  b.sets = {"costs.qspinlock.contender_rmw=true"};
+  CHECK(scoreboard_markdown(b).find("**What-if, not the committed model:** every simulation ran with "
+                                    "`--set costs.qspinlock.contender_rmw=true`.") != std::string::npos);
+  CHECK(scoreboard_text(b).find("what-if: every simulation ran with `--set costs.qspinlock.contender_rmw=true`") !=
+        std::string::npos);
+  CHECK(scoreboard_json(b)["what_if_sets"] == json::array({"costs.qspinlock.contender_rmw=true"}));
 }

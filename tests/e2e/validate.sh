@@ -48,6 +48,17 @@ grep -q "Nothing was fitted on a predicted state" "$tmp/a/scoreboard.md" || fail
 grep -q "^| within one source tree (best topology) |" "$tmp/a/scoreboard.md" &&
   grep -q "^| across releases (best topology) |" "$tmp/a/scoreboard.md" || fail "scoreboard.md: no within-tree / across-releases totals"
 grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
+
+# A what-if: --set needs an explicit --out (and --fits to calibrate), then says so at the top.
+(cd "$tmp" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --set costs.qspinlock.contender_rmw=true \
+   --quiet >/dev/null 2>"$tmp/err"); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--set: needs an explicit --out" "$tmp/err" || fail "validate --set without --out: rc $rc, $(cat "$tmp/err")"
+[ -e "$tmp/results" ] && fail "validate --set without --out wrote $tmp/results"
+"$bin" validate --experiments "$data/experiments" --calibrate --set costs.qspinlock.contender_rmw=true --quiet >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--set: with --calibrate needs an explicit --fits" "$tmp/err" || fail "calibrate --set without --fits: $(cat "$tmp/err")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/whatif" --set costs.qspinlock.contender_rmw=true \
+  --quiet >/dev/null || fail "validate --set --out"
+grep -q "What-if, not the committed model" "$tmp/whatif/scoreboard.md" || fail "the what-if scoreboard does not say so"
 python3 - "$tmp/a/scoreboard.json" <<'PY' || fail "scoreboard.json contents"
 import json, sys
 b = json.load(open(sys.argv[1]))
