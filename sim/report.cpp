@@ -139,6 +139,16 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
                             "barn", "barn_kB", "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
         out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
     }
+    // proc-vmstat over the whole job (all rows' windows), like SLUB_STATS above. Only slab
+    // pages go through the model's page allocator; in brk1/mmap2 (pages never touched) they are
+    // nearly all of the kernel's pgalloc_normal too.
+    std::uint64_t pgalloc = 0, pgfree = 0;
+    for (const auto& r : rows) {
+      pgalloc += r.pgalloc;
+      pgfree += r.pgfree;
+    }
+    out["proc-vmstat.pgalloc_normal"] = pgalloc;
+    out["proc-vmstat.pgfree"] = pgfree;
     std::uint64_t failures = 0;
     for (const auto& r : rows) failures += r.alloc_failures;
     out["slubsim.alloc_failures"] = failures;

@@ -39,10 +39,13 @@ RunResult simulate(const RunSpec& spec) {
 
   // SLUB counters over the window: snapshots when global time reaches its edges.
   std::vector<slub::StatCounters> at_begin;
+  std::uint64_t pgalloc_begin = 0, pgfree_begin = 0;
   RunResult r;
   Timer window_begin([&] {
-    if (slub)
-      for (int i = 0; i < slub->nr_caches(); ++i) at_begin.push_back(slub->cache(i).stats);
+    if (!slub) return;
+    for (int i = 0; i < slub->nr_caches(); ++i) at_begin.push_back(slub->cache(i).stats);
+    pgalloc_begin = slub->pages().pgalloc();
+    pgfree_begin = slub->pages().pgfree();
   });
   Timer window_end([&] {
     if (!slub) return;
@@ -56,6 +59,8 @@ RunResult simulate(const RunSpec& spec) {
       r.caches.push_back(cr);
     }
     r.slab_bytes = slub->total_slab_bytes();
+    r.pgalloc = slub->pages().pgalloc() - pgalloc_begin;
+    r.pgfree = slub->pages().pgfree() - pgfree_begin;
   });
   engine.schedule(begin, &window_begin);
   engine.schedule(end, &window_end);

@@ -83,6 +83,8 @@ struct RunResult {
   std::vector<CacheReport> caches;
   std::int64_t slab_bytes = 0;        // all slab memory at the end of the window
   std::uint64_t alloc_failures = 0;   // allocations that found no memory
+  std::uint64_t pgalloc = 0;          // pages the page allocator handed out in the window
+  std::uint64_t pgfree = 0;           // pages it took back in the window
   std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
   // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
   std::vector<std::pair<std::string, std::array<double, 3>>> per_op;

@@ -70,3 +70,27 @@ TEST_CASE("sheaf sweep: kfree_rcu traffic shows objects and memory waiting for a
     else CHECK(get(s, "slub_stats.maple_node.free_rcu_sheaf") == 0);
   }
 }
+
+TEST_CASE("proc-vmstat: pgalloc_normal and pgfree count the slab pages of the window") {
+  for (const std::string kernel : {"v6.17", "v7.0"}) {
+    JobRequest r;
+    r.home = test::source_dir();
+    r.topology = "small-2s-8c";
+    r.workload = "kfree-rcu";
+    r.kernel = kernel;
+    r.nr_task = "8";
+    r.duration = "4ms";
+    r.warmup = "1ms";
+    r.jobs = 1;
+    r.sets = {"costs.rcu.grace_period_us=2000"};
+    Job job = resolve_job(r);
+    json s = stdout_stats(job, run_job(job, {}));
+    CAPTURE(kernel);
+    // Objects waiting for a grace period keep new slabs coming and old ones going: the window
+    // sees pages both ways, in whole slabs (maple_node slabs are order >= 1 here).
+    double pgalloc = get(s, "proc-vmstat.pgalloc_normal"), pgfree = get(s, "proc-vmstat.pgfree");
+    CHECK(pgalloc > 0);
+    CHECK(pgfree > 0);
+    CHECK(pgalloc >= get(s, "slub_stats.maple_node.alloc_slab"));
+  }
+}

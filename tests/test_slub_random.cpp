@@ -378,6 +378,9 @@ class Runner {
     for (int n = 0; n < layout_.nodes; ++n)
       accounted += slub_->pages().total_pages(n) - slub_->pages().free_pages(n) - slub_->pages().pcp_pages(n);
     CHECK(accounted == slab_pages);
+    // /proc/vmstat's pgalloc and pgfree: every page handed out and not yet taken back is a
+    // slab page.
+    CHECK(static_cast<std::int64_t>(slub_->pages().pgalloc() - slub_->pages().pgfree()) == slab_pages);
     CHECK_FALSE(sh_.any_held());
   }
 

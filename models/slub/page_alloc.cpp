@@ -75,6 +75,7 @@ Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node)
       }
       --list;
       e.spend(c_.pcp_alloc);
+      pgalloc_ += std::uint64_t{1} << order;
       co_return candidate;
     }
     // Larger orders go straight to the buddy lists.
@@ -84,13 +85,17 @@ Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node)
     if (ok) z.free -= std::int64_t{1} << order;
     e.spend(c_.zone_lock_per_block);
     co_await e.unlock(z.lock);
-    if (ok) co_return candidate;
+    if (ok) {
+      pgalloc_ += std::uint64_t{1} << order;
+      co_return candidate;
+    }
   }
   ++failures_;
   co_return -1;
 }
 
 Co<void> PageAllocator::free_pages(Exec& e, int order, int node) {
+  pgfree_ += std::uint64_t{1} << order;
   if (order > kPcpMaxOrder) {
     Zone& z = zones_[node];
     co_await e.lock(z.lock);

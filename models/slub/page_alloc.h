@@ -28,6 +28,9 @@ class PageAllocator {
   std::int64_t pcp_pages(int node) const;                                 // on pcp lists
   std::int64_t total_pages(int node) const { return zones_[node].total; }
   std::uint64_t failures() const { return failures_; }
+  // Pages handed out and taken back, all orders and nodes (/proc/vmstat pgalloc_*, pgfree).
+  std::uint64_t pgalloc() const { return pgalloc_; }
+  std::uint64_t pgfree() const { return pgfree_; }
 
  private:
   struct Zone {
@@ -49,6 +52,8 @@ class PageAllocator {
   std::vector<Zone> zones_;
   std::vector<std::int64_t> pcp_;
   std::uint64_t failures_ = 0;
+  std::uint64_t pgalloc_ = 0;
+  std::uint64_t pgfree_ = 0;
 };
 
 }  // namespace slubsim::slub
