@@ -78,8 +78,9 @@ enum class Account : std::uint8_t {
   SlabFast,  // the allocator's entry points: cpu freelist and percpu sheaf hits
   SlabSlow,  // ___slab_alloc, __slab_free, sheaf refill and flush, barns, new slabs, page allocator
   Rcu,       // RCU callbacks in softirq time (rcu_tick), the frees they do included
+  Ksoftirqd, // the same, run by ksoftirqd in its own scheduler slices (models/softirq.h)
 };
-inline constexpr int kNrAccounts = 4;
+inline constexpr int kNrAccounts = 5;
 
 class Exec {
  public:

@@ -87,6 +87,17 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.rcu_batch.qlowmark = count("flood_end_mark", 0, 100000000);
   c.rcu_batch.flood_blimit = count("flood_batch_limit", 1, 100000000);
   if (c.rcu_batch.qlowmark >= c.rcu_batch.qhimark) rcu.at("flood_end_mark").fail("must be below flood_mark");
+  auto micros = [&](const char* key) {
+    double us = figure(rcu.at(key));
+    if (us < 0) rcu.at(key).fail("must not be negative");
+    return from_ns(us * 1000.0);
+  };
+  c.softirq.tick = micros("tick_us");
+  c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
+  c.softirq.max_time = micros("softirq_time_us");
+  c.softirq.slice = micros("sched_slice_us");
+  if (c.softirq.tick > 0 && c.softirq.slice <= 0) rcu.at("sched_slice_us").fail("must be positive when tick_us is");
+  if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is");
   auto trace = root.at("trace").at("handoff_poll_ns");
   c.trace_handoff_poll = trace.time_ns();
   if (c.trace_handoff_poll <= 0) trace.fail("must be positive");
@@ -166,6 +177,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.skip_freelist = k.has("skip-freelist");
   p.rcu_grace_period = costs.rcu_grace_period;
   p.rcu_batch = costs.rcu_batch;
+  p.softirq = costs.softirq;
   switch (k.frontend) {
     case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
     case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;

@@ -18,6 +18,7 @@ struct SlubCostConfig {
   slub::PageAllocParams page_alloc;
   Time rcu_grace_period = 0;
   RcuBatchLimits rcu_batch;
+  SoftirqLimits softirq;
   Time trace_handoff_poll = 0;
 };
 // One --sheaf-capacity value: cache "" = every cache that has sheaves in that kernel.

@@ -68,6 +68,7 @@ WhyProfile why_profile(const RunResult& r) {
   p.lines.push_back({"slab.fastpath", "", WhyLine::Busy, busy(Account::SlabFast)});
   p.lines.push_back({"slab.slowpath", "", WhyLine::Busy, busy(Account::SlabSlow)});
   p.lines.push_back({"rcu.callbacks", "", WhyLine::Busy, busy(Account::Rcu)});
+  p.lines.push_back({"rcu.ksoftirqd", "", WhyLine::Busy, busy(Account::Ksoftirqd)});
   p.lines.insert(p.lines.end(), slab_waits.begin(), slab_waits.end());
   p.lines.push_back({"idle", "", WhyLine::Idle, sum.idle});
   return p;

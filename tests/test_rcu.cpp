@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "models/rcu.h"
+#include "models/softirq.h"
 
 using namespace slubsim;
 
@@ -55,4 +56,61 @@ TEST_CASE("rcu: rcu_do_batch invokes max(blimit, ready >> divisor) per round, mo
   all.init(1, g);
   for (int i = 0; i < 50; ++i) all.call_rcu(0, 0, {RcuCallback::FreeObject, 0, nullptr});
   CHECK(all.batch(0, 2000) == 50);
+}
+
+TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd after the task's slice") {
+  const Time tick = 1000, slice = 3000;
+  Softirq s;
+  s.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice}, {0, -2500});
+  using T = Softirq::Turn;
+  // Between ticks the task goes on; the first point at or after a tick is the irq exit.
+  CHECK(s.enter(0, 0) == T::IrqExit);
+  s.leave(0, T::IrqExit, 10, false);
+  CHECK(s.enter(0, 500) == T::None);
+  CHECK(s.enter(0, 999) == T::None);
+  CHECK(s.enter(0, 1000) == T::IrqExit);
+  CHECK(s.enter(0, 1001) == T::None);  // one irq exit per tick
+  // __do_softirq restarts while callbacks stay ready: at most 10 rounds, at most 2 ms.
+  CHECK(s.irq_exit_more(1000, 1000, 0, true));
+  CHECK(s.irq_exit_more(1000, 1500, 9, true));
+  CHECK_FALSE(s.irq_exit_more(1000, 1500, 10, true));
+  CHECK_FALSE(s.irq_exit_more(1000, 3000, 3, true));
+  CHECK_FALSE(s.irq_exit_more(1000, 1500, 3, false));
+  // Callbacks left: ksoftirqd wakes, and gets the CPU when the task's slice ends (slices from
+  // 0 on CPU 0: at 3000), not before; ticks still run their irq exits meanwhile.
+  s.leave(0, T::IrqExit, 1200, true);
+  CHECK(s.ksoftirqd_runnable(0));
+  CHECK(s.enter(0, 2000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 2100, true);
+  CHECK(s.enter(0, 2999) == T::None);
+  CHECK(s.enter(0, 3000) == T::Ksoftirqd);
+  // ksoftirqd runs rounds for at most its own slice, then the task has a new slice.
+  CHECK(s.ksoftirqd_more(3000, 5999, true));
+  CHECK_FALSE(s.ksoftirqd_more(3000, 6000, true));
+  CHECK_FALSE(s.ksoftirqd_more(3000, 4000, false));
+  s.leave(0, T::Ksoftirqd, 6000, true);  // still callbacks: it stays runnable
+  CHECK(s.ksoftirqd_runnable(0));
+  CHECK(s.enter(0, 6500) == T::None);
+  CHECK(s.enter(0, 7000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 7100, true);
+  CHECK(s.enter(0, 7999) == T::None);
+  CHECK(s.enter(0, 8000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 8100, true);
+  CHECK(s.enter(0, 8999) == T::None);
+  CHECK(s.enter(0, 9000) == T::Ksoftirqd);
+  s.leave(0, T::Ksoftirqd, 9400, false);  // drained: it sleeps
+  CHECK_FALSE(s.ksoftirqd_runnable(0));
+  CHECK(s.enter(0, 12000) == T::IrqExit);
+  // CPU 1's task started its slice at -2500: its slices end at 500, 3500, ...
+  CHECK(s.enter(1, 0) == T::IrqExit);
+  s.leave(1, T::IrqExit, 100, true);
+  CHECK(s.enter(1, 450) == T::None);
+  CHECK(s.enter(1, 500) == T::Ksoftirqd);
+  // tick 0: one round at every point, no ksoftirqd.
+  Softirq plain;
+  plain.init(SoftirqLimits{}, {0});
+  CHECK(plain.enter(0, 0) == T::Round);
+  CHECK(plain.enter(0, 1) == T::Round);
+  plain.leave(0, T::Round, 2, true);
+  CHECK_FALSE(plain.ksoftirqd_runnable(0));
 }

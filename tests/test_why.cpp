@@ -122,6 +122,27 @@ TEST_CASE("why: deferred frees show up as RCU callback time") {
   CHECK(get(s, "why.rcu.callbacks.percent") > 0);
 }
 
+TEST_CASE("why: a grace period's batch too big for the tick's irq exits goes to ksoftirqd") {
+  // About 2 callbacks per mmap2 operation over a 4 ms grace period: thousands per CPU per
+  // batch, far more than 10 rounds of max(10, ready >> 7) at each 1 ms tick, so ksoftirqd runs
+  // the rest in its slices; with the tick model off (tick_us 0) every callback runs at the
+  // iteration boundaries and ksoftirqd never runs.
+  for (bool ticks : {true, false}) {
+    CAPTURE(ticks);
+    JobRequest r = small("mmap2", "v6.17", "8");
+    r.duration = "12ms";
+    r.warmup = "20ms";
+    if (!ticks) r.sets.push_back("costs.rcu.tick_us=0");
+    Job job = resolve_job(r);
+    JobResult res = run_job(job, {});
+    for (const auto& run : res.runs[0][0]) check_accounting(run);
+    json s = stdout_stats(job, res);
+    CHECK(get(s, "why.rcu.callbacks.percent") > 0);
+    if (ticks) CHECK(get(s, "why.rcu.ksoftirqd.percent") > get(s, "why.rcu.callbacks.percent"));
+    else CHECK(get(s, "why.rcu.ksoftirqd.percent") == 0);
+  }
+}
+
 TEST_CASE("why: a lock-heavy stand-in spends its time waiting for the lock, by lock class") {
   auto m = preset("small-2s-8c");
   auto c = default_costs();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/rcu.h"
+#include "models/softirq.h"
 #include "models/time.h"
 
 namespace slubsim::slub {
@@ -104,6 +105,7 @@ struct Params {
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
   RcuBatchLimits rcu_batch;  // default: every ready callback at once
+  SoftirqLimits softirq;     // default: one round at every softirq point the workload offers
 };
 
 }  // namespace slubsim::slub

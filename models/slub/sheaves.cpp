@@ -178,7 +178,7 @@ class Sheaves final : public Frontend {
     pcs.main->objects.push_back(obj);
     // From an RCU callback (rcu_tick's scope): rcu_do_batch read the rcu_head, at the start of
     // the object; a free pointer mid-object is on a line untouched for a grace period.
-    if (e.account() == Account::Rcu && s.geo.offset >= kCacheLine) ++pcs.main->aged;
+    if (e.account() >= Account::Rcu && s.geo.offset >= kCacheLine) ++pcs.main->aged;
     e.spend(c_.sheaf_free);
     s.stat(v7_ ? Stat::FREE_FASTPATH : Stat::FREE_PCS);
   }

@@ -62,6 +62,12 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
       break;
   }
   rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch);
+  // Each CPU's task is somewhere in its slice when the run starts.
+  std::vector<Time> task_since(static_cast<std::size_t>(numa.nr_cpus), 0);
+  if (p_.softirq.tick > 0)
+    for (int c = 0; c < numa.nr_cpus; ++c)
+      task_since[c] = -static_cast<Time>(rng_[c].below(static_cast<std::uint64_t>(p_.softirq.slice)));
+  softirq_.init(p_.softirq, std::move(task_since));
 }
 
 Slub::~Slub() {
@@ -229,15 +235,39 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
   }
 }
 
-Co<void> Slub::rcu_tick(Exec& e) {
+// One rcu_do_batch: this softirq round's share of the ready callbacks (RcuBatchLimits).
+Co<void> Slub::rcu_round(Exec& e) {
   AccountScope softirq(e, Account::Rcu);
-  // rcu_do_batch: this softirq point's share of the ready callbacks (RcuBatchLimits).
   for (std::size_t n = rcu_.batch(e.cpu(), e.now()); n > 0; --n) {
     RcuCallback cb = rcu_.pop(e.cpu());
     e.spend(p_.costs.rcu_callback);
     co_await run_callback(e, cb);
   }
   rcu_.batch_done(e.cpu());
+}
+
+// A point where the running task could be interrupted (an iteration boundary of the workload):
+// whatever softirq work the CPU would do here (models/softirq.h).
+Co<void> Slub::rcu_tick(Exec& e) {
+  const int cpu = e.cpu();
+  const Softirq::Turn turn = softirq_.enter(cpu, e.now());
+  const Time start = e.now();
+  switch (turn) {
+    case Softirq::Turn::None:
+      co_return;
+    case Softirq::Turn::Round:
+      co_await rcu_round(e);
+      break;
+    case Softirq::Turn::IrqExit:
+      for (int r = 0; softirq_.irq_exit_more(start, e.now(), r, rcu_.ready(cpu, e.now())); ++r) co_await rcu_round(e);
+      break;
+    case Softirq::Turn::Ksoftirqd: {
+      AccountScope ksoftirqd(e, Account::Ksoftirqd);
+      while (softirq_.ksoftirqd_more(start, e.now(), rcu_.ready(cpu, e.now()))) co_await rcu_round(e);
+      break;
+    }
+  }
+  softirq_.leave(cpu, turn, e.now(), rcu_.ready(cpu, e.now()));
 }
 
 Co<void> Slub::rcu_barrier(Exec& e) {

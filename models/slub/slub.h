@@ -152,6 +152,8 @@ class Slub {
   std::unordered_set<const void*> in_use_;                   // validation: objects held by users
   std::unordered_set<const void*> rcu_objects_;              // kfree_rcu'd, callback pending
   RcuQueue rcu_;
+  Softirq softirq_;
+  Co<void> rcu_round(Exec& e);
   std::uint64_t next_slab_id_ = 0;
 };
 

@@ -1,0 +1,90 @@
+// When a CPU runs its ready RCU callbacks (kernel/softirq.c, kernel/rcu/tree.c,
+// kernel/sched/fair.c, 6.6 onward):
+//
+// - The scheduler tick (every `tick`) raises RCU_SOFTIRQ on a CPU with ready callbacks; at the
+//   tick's irq exit __do_softirq runs rcu_do_batch rounds, restarting while callbacks stay
+//   ready, at most `restarts` times and for at most `max_time`, and if callbacks remain it
+//   wakes ksoftirqd. (Since 6.5 the irq exit runs softirqs even while ksoftirqd is runnable.)
+// - ksoftirqd is a nice-0 task like the benchmark's: it gets the CPU when the running task's
+//   slice (`slice`) ends, runs rounds until nothing is ready (it sleeps) or its own slice ends,
+//   and gives the CPU back.
+//
+// tick 0 keeps the simple model: one round at every point the workload offers (its iteration
+// boundaries), no ksoftirqd. The caller runs the rounds; this class only decides.
+#pragma once
+#include <vector>
+
+#include "models/time.h"
+
+namespace slubsim {
+
+struct SoftirqLimits {
+  Time tick = 0;
+  int restarts = 10;
+  Time max_time = 0;
+  Time slice = 0;
+};
+
+class Softirq {
+ public:
+  enum class Turn {
+    None,       // the task goes on
+    Round,      // tick 0: one round
+    IrqExit,    // __do_softirq at a tick's irq exit: rounds while irq_exit_more()
+    Ksoftirqd,  // ksoftirqd's slice: rounds while ksoftirqd_more()
+  };
+
+  // task_since[cpu]: where each CPU's task is in its slice when the run starts (≤ 0).
+  void init(const SoftirqLimits& l, std::vector<Time> task_since) {
+    l_ = l;
+    cpu_.assign(task_since.size(), {});
+    for (std::size_t c = 0; c < task_since.size(); ++c) cpu_[c].task_since = task_since[c];
+  }
+  const SoftirqLimits& limits() const { return l_; }
+
+  // At a point where the running task could be interrupted, at `now`.
+  Turn enter(int cpu, Time now) {
+    if (l_.tick <= 0) return Turn::Round;
+    State& s = cpu_[cpu];
+    if (s.ksoftirqd && now >= s.task_since + l_.slice) return Turn::Ksoftirqd;
+    if (now < s.next_tick) return Turn::None;
+    s.next_tick = next_tick(now);
+    return Turn::IrqExit;
+  }
+  // __do_softirq's restart test after `rounds` rounds that began at `start`.
+  bool irq_exit_more(Time start, Time now, int rounds, bool ready) const {
+    return ready && rounds < l_.restarts && now - start < l_.max_time;
+  }
+  bool ksoftirqd_more(Time start, Time now, bool ready) const { return ready && now < start + l_.slice; }
+
+  // After the turn, at `now`, with callbacks still ready or not.
+  void leave(int cpu, Turn turn, Time now, bool ready) {
+    if (l_.tick <= 0) return;
+    State& s = cpu_[cpu];
+    if (turn == Turn::Ksoftirqd) {
+      s.ksoftirqd = ready;  // nothing ready: it sleeps
+      s.task_since = now;   // the task has the CPU again, for a new slice
+      s.next_tick = next_tick(now);
+    } else if (turn == Turn::IrqExit && ready && !s.ksoftirqd) {
+      // wakeup_softirqd. The task keeps the CPU to the end of its current slice (EEVDF with
+      // RUN_TO_PARITY); its slices have run back to back since it last got the CPU.
+      s.ksoftirqd = true;
+      s.task_since += (now - s.task_since) / l_.slice * l_.slice;
+    }
+  }
+
+  bool ksoftirqd_runnable(int cpu) const { return l_.tick > 0 && cpu_[cpu].ksoftirqd; }
+
+ private:
+  struct State {
+    Time next_tick = 0;
+    bool ksoftirqd = false;
+    Time task_since = 0;
+  };
+  Time next_tick(Time now) const { return (now / l_.tick + 1) * l_.tick; }
+
+  SoftirqLimits l_;
+  std::vector<State> cpu_;
+};
+
+}  // namespace slubsim
