@@ -50,7 +50,12 @@ COLOURS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
 
 def colour(i):
-    return COLOURS[i % len(COLOURS)]
+    # The default cycle's ten, then the lighter shades of tab20: twenty distinct colours before
+    # any repeats (a why plot can stack more than ten categories).
+    if i < len(COLOURS):
+        return COLOURS[i]
+    j = i - len(COLOURS)
+    return plt.get_cmap("tab20")((2 * j + 1) % 20) if j < 10 else COLOURS[i % len(COLOURS)]
 
 
 def short(text, n=48):
