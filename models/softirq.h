@@ -6,8 +6,8 @@
 //   ready, at most `restarts` times and for at most `max_time`, and if callbacks remain it
 //   wakes ksoftirqd. (Since 6.5 the irq exit runs softirqs even while ksoftirqd is runnable.)
 // - ksoftirqd is a nice-0 task like the benchmark's: it gets the CPU when the running task's
-//   slice (`slice`) ends, runs rounds until nothing is ready (it sleeps) or its own slice ends,
-//   and gives the CPU back.
+//   slice (`slice`) ends (or at once, `wakeup_preempts`), runs rounds until nothing is ready (it
+//   sleeps) or its own slice ends, and gives the CPU back.
 //
 // tick 0 keeps the simple model: one round at every point the workload offers (its iteration
 // boundaries), no ksoftirqd. The caller runs the rounds; this class only decides.
@@ -23,6 +23,7 @@ struct SoftirqLimits {
   int restarts = 10;
   Time max_time = 0;
   Time slice = 0;
+  bool wakeup_preempts = false;  // ksoftirqd takes the CPU at the task's next preemption point
 };
 
 class Softirq {
@@ -67,9 +68,11 @@ class Softirq {
       s.next_tick = next_tick(now);
     } else if (turn == Turn::IrqExit && ready && !s.ksoftirqd) {
       // wakeup_softirqd. The task keeps the CPU to the end of its current slice (EEVDF with
-      // RUN_TO_PARITY); its slices have run back to back since it last got the CPU.
+      // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if the
+      // wakeup preempts it, only to its next preemption point.
       s.ksoftirqd = true;
-      s.task_since += (now - s.task_since) / l_.slice * l_.slice;
+      if (l_.wakeup_preempts) s.task_since = now - l_.slice;
+      else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
     }
   }
 

@@ -96,6 +96,7 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   c.softirq.max_time = micros("softirq_time_us");
   c.softirq.slice = micros("sched_slice_us");
+  c.softirq.wakeup_preempts = flag(rcu.at("ksoftirqd_wakeup_preempts"));
   if (c.softirq.tick > 0 && c.softirq.slice <= 0) rcu.at("sched_slice_us").fail("must be positive when tick_us is");
   if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is");
   auto trace = root.at("trace").at("handoff_poll_ns");

@@ -106,6 +106,12 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   s.leave(1, T::IrqExit, 100, true);
   CHECK(s.enter(1, 450) == T::None);
   CHECK(s.enter(1, 500) == T::Ksoftirqd);
+  // If the wakeup preempts the task, ksoftirqd runs at its next preemption point.
+  Softirq eager;
+  eager.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice, .wakeup_preempts = true}, {0});
+  CHECK(eager.enter(0, 1000) == T::IrqExit);
+  eager.leave(0, T::IrqExit, 1200, true);
+  CHECK(eager.enter(0, 1201) == T::Ksoftirqd);
   // tick 0: one round at every point, no ksoftirqd.
   Softirq plain;
   plain.init(SoftirqLimits{}, {0});
