@@ -41,7 +41,6 @@ class Softirq {
     cpu_.assign(task_since.size(), {});
     for (std::size_t c = 0; c < task_since.size(); ++c) cpu_[c].task_since = task_since[c];
   }
-  const SoftirqLimits& limits() const { return l_; }
 
   // At a point where the running task could be interrupted, at `now`.
   Turn enter(int cpu, Time now) {

@@ -97,8 +97,8 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.softirq.max_time = micros("softirq_time_us");
   c.softirq.slice = micros("sched_slice_us");
   c.softirq.wakeup_preempts = flag(rcu.at("ksoftirqd_wakeup_preempts"));
-  if (c.softirq.tick > 0 && c.softirq.slice <= 0) rcu.at("sched_slice_us").fail("must be positive when tick_us is");
-  if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is");
+  if (c.softirq.tick > 0 && c.softirq.slice <= 0) rcu.at("sched_slice_us").fail("must be positive when tick_us is not 0");
+  if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is not 0");
   auto trace = root.at("trace").at("handoff_poll_ns");
   c.trace_handoff_poll = trace.time_ns();
   if (c.trace_handoff_poll <= 0) trace.fail("must be positive");
