@@ -11,6 +11,23 @@ using namespace slubsim;
 
 namespace {
 double get(const json& s, const std::string& key) { return s.contains(key) ? s[key].get<double>() : 0.0; }
+
+// The kfree-rcu workload on 8 CPUs, 2 ms grace periods: lkp-style stats of a 4 ms window.
+json kfree_rcu_stats(const std::string& kernel, bool validate) {
+  JobRequest r;
+  r.home = test::source_dir();
+  r.topology = "small-2s-8c";
+  r.workload = "kfree-rcu";
+  r.kernel = kernel;
+  r.nr_task = "8";
+  r.duration = "4ms";
+  r.warmup = "1ms";
+  r.jobs = 1;
+  r.validate = validate;
+  r.sets = {"costs.rcu.grace_period_us=2000"};
+  Job job = resolve_job(r);
+  return stdout_stats(job, run_job(job, {}));
+}
 }  // namespace
 
 TEST_CASE("sheaf sweep: one result per capacity, barn-lock contention falls as capacity grows") {
@@ -49,19 +66,7 @@ TEST_CASE("sheaf sweep: one result per capacity, barn-lock contention falls as c
 
 TEST_CASE("sheaf sweep: kfree_rcu traffic shows objects and memory waiting for a grace period") {
   for (const std::string kernel : {"v6.17", "v6.19", "v7.0"}) {
-    JobRequest r;
-    r.home = test::source_dir();
-    r.topology = "small-2s-8c";
-    r.workload = "kfree-rcu";
-    r.kernel = kernel;
-    r.nr_task = "8";
-    r.duration = "4ms";
-    r.warmup = "1ms";
-    r.jobs = 1;
-    r.validate = true;
-    r.sets = {"costs.rcu.grace_period_us=2000"};
-    Job job = resolve_job(r);
-    json s = stdout_stats(job, run_job(job, {}));
+    json s = kfree_rcu_stats(kernel, true);
     CAPTURE(kernel);
     // About 2 objects per iteration wait a 2 ms grace period on each of 8 CPUs.
     CHECK(get(s, "slab_objects.maple_node.rcu") > 1000);
@@ -73,18 +78,7 @@ TEST_CASE("sheaf sweep: kfree_rcu traffic shows objects and memory waiting for a
 
 TEST_CASE("proc-vmstat: pgalloc_normal and pgfree count the slab pages of the window") {
   for (const std::string kernel : {"v6.17", "v7.0"}) {
-    JobRequest r;
-    r.home = test::source_dir();
-    r.topology = "small-2s-8c";
-    r.workload = "kfree-rcu";
-    r.kernel = kernel;
-    r.nr_task = "8";
-    r.duration = "4ms";
-    r.warmup = "1ms";
-    r.jobs = 1;
-    r.sets = {"costs.rcu.grace_period_us=2000"};
-    Job job = resolve_job(r);
-    json s = stdout_stats(job, run_job(job, {}));
+    json s = kfree_rcu_stats(kernel, false);
     CAPTURE(kernel);
     // Objects waiting for a grace period keep new slabs coming and old ones going: the window
     // sees pages both ways, in whole slabs (maple_node slabs are order >= 1 here).
