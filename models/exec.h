@@ -98,6 +98,12 @@ class Exec {
   }
 
   Account account() const noexcept { return account_; }
+
+  // The kernel functions the path is in, outermost first (Frame below): the call chain a lock
+  // wait is reported under, as perf's call graph shows native_queued_spin_lock_slowpath.
+  static constexpr int kMaxFrames = 16;
+  int depth() const noexcept { return depth_ < kMaxFrames ? depth_ : kMaxFrames; }
+  const char* frame(int i) const noexcept { return frames_[static_cast<std::size_t>(i)]; }
   // Time charged to account a inside the accounting window (everything, unless the driver set
   // one).
   Time accounted(Account a) const noexcept { return accounted_[static_cast<int>(a)]; }
@@ -133,6 +139,7 @@ class Exec {
 
  protected:
   friend class AccountScope;
+  friend class Frame;
   Exec(int cpu, int node) : cpu_(cpu), node_(node) {}
   // [from, to) of this CPU's clock was spent on the current account.
   void charge(Time from, Time to) noexcept {
@@ -150,6 +157,8 @@ class Exec {
   bool result_ = true;
   Account account_ = Account::NonSlab;
   std::array<Time, kNrAccounts> accounted_{};
+  std::array<const char*, kMaxFrames> frames_{};
+  int depth_ = 0;  // may exceed kMaxFrames; frames past it are not recorded
   Time account_begin_ = 0, account_end_ = kForever;
 };
 
@@ -168,6 +177,23 @@ class AccountScope {
  private:
   Exec& e_;
   Account saved_;
+};
+
+// Names the enclosing scope after the kernel function it models ("__slab_free",
+// "barn_replace_empty_sheaf"), for the call chains of lock waits. `name` must outlive the run (a
+// string literal). Safe across co_await for the same reason as AccountScope.
+class Frame {
+ public:
+  Frame(Exec& e, const char* name) noexcept : e_(e) {
+    if (e.depth_ < Exec::kMaxFrames) e.frames_[static_cast<std::size_t>(e.depth_)] = name;
+    ++e.depth_;
+  }
+  ~Frame() { --e_.depth_; }
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+
+ private:
+  Exec& e_;
 };
 
 }  // namespace slubsim

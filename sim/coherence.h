@@ -70,15 +70,16 @@ class Coherence {
   }
 
   // A contender's RMW of a lock word it then waits on: the line moves to `cpu`, so whoever
-  // touches it next pays the transfer back. It does not hold up later accesses beyond its own
-  // transfer, and adds no spinner re-read (the head waiter reads the word at the hand-off).
+  // touches it next pays the transfer back. It holds up later accesses by its own transfer
+  // only, and adds no spinner re-read (the head waiter reads the word at the hand-off).
   void steal(Line& l, int cpu, Time t) const {
     if (l.owner == cpu) return;
     Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
                              : m_.from_memory(cpu, l.home_socket);
     l.owner = cpu;
     l.sharers.clear();
-    l.busy_until = std::max(l.busy_until, t + cost);
+    // Served in turn like any transfer of the line: it lands after the one in flight.
+    l.busy_until = std::max(l.busy_until, t) + cost;
     ++l.version;
     ++l.transfers;
   }

@@ -11,6 +11,12 @@ Costs parse_costs(const json& doc, const std::string& file) {
   c.atomic_local = root.at("atomic_local_ns").time_ns();
   c.cache_hit = root.at("cache_hit_ns").time_ns();
   auto q = root.at("qspinlock");
+  auto model = q.at("handoff");
+  model.at("source").str();
+  const std::string h = model.at("value").str();
+  if (h == "mcs") c.handoff = Costs::Handoff::Mcs;
+  else if (h == "alpha") c.handoff = Costs::Handoff::Alpha;
+  else model.at("value").fail("must be \"mcs\" or \"alpha\"");
   auto alpha = q.at("handoff_alpha");
   c.handoff_alpha = alpha.sourced_value();
   if (c.handoff_alpha < 0 || c.handoff_alpha > 10) alpha.at("value").fail("must be between 0 and 10");

@@ -12,7 +12,12 @@ struct Costs {
   std::string name;
   Time atomic_local = 0;     // a locked RMW on a line this CPU already owns
   Time cache_hit = 0;        // a load of a line this CPU already has
-  double handoff_alpha = 1;  // queued-spinlock hand-off = alpha * L(holder -> next)
+  // The queued-spinlock hand-off: Mcs prices its parts on the lines they move (the releasing
+  // store, the head waiter's poll and set_locked on the lock word, the MCS node write to the next
+  // waiter); Alpha charges alpha * L(holder -> next) in one piece.
+  enum class Handoff : std::uint8_t { Mcs, Alpha };
+  Handoff handoff = Handoff::Mcs;
+  double handoff_alpha = 1;  // Handoff::Alpha only
   bool contender_rmw = false;  // contenders' RMWs of the lock word steal its line (opt-in)
   Time rwsem_wakeup = 0;     // wake-up of a task sleeping on an rwsem until it runs
 };

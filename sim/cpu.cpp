@@ -1,5 +1,7 @@
 #include "sim/cpu.h"
 
+#include <string>
+
 namespace slubsim {
 
 void Cpu::start(Co<void> root, Time t) {
@@ -48,7 +50,13 @@ void Cpu::grant(Time at, bool result) {
     sleeping_ = false;
   } else {
     lock_wait_ += waited;
-    world_.note_wait(waiting_for_, account_ != Account::NonSlab, waited);
+    std::string stack;
+    if (waited > 0)
+      for (int i = 0; i < depth(); ++i) {
+        if (i) stack += ';';
+        stack += frame(i);
+      }
+    world_.note_wait(waiting_for_, account_ != Account::NonSlab, waited, stack);
   }
   now_ = at;
   result_ = result;

@@ -203,12 +203,53 @@ ExperimentFit parse_fit(const JsonView& v) {
   return f;
 }
 
+ProfileRow parse_profile_row(const JsonView& v) {
+  only_keys(v, {"row", "published", "share", "under", "in", "not_under", "lock", "note"});
+  ProfileRow r;
+  r.field = v.path();
+  r.row = nonempty_str(v.at("row"));
+  r.published = v.at("published").number();
+  if (!(r.published >= 0 && r.published <= 100)) v.at("published").fail("must be a share of cycles, 0 to 100");
+  r.share = v.at("share").str();
+  if (r.share != "children" && r.share != "self") v.at("share").fail("must be \"children\" or \"self\"");
+  for (const char* key : {"under", "not_under"}) {
+    auto u = v.find(key);
+    if (!u) continue;
+    auto names = string_list(*u);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i].empty() || names[i].find(';') != std::string::npos)
+        u->at(i).fail("a kernel function name, without ';'");
+    (std::string(key) == "under" ? r.under : r.not_under) = names;
+  }
+  if (auto in = v.find("in")) {
+    r.in = nonempty_str(*in);
+    if (r.in.find(';') != std::string::npos) in->fail("a kernel function name, without ';'");
+  }
+  if (auto l = v.find("lock")) r.lock = nonempty_str(*l);
+  return r;
+}
+
+ExperimentProfile parse_profile(const JsonView& v) {
+  only_keys(v, {"variant", "nr_task", "source", "note", "rows"});
+  ExperimentProfile p;
+  p.field = v.path();
+  p.variant = nonempty_str(v.at("variant"));
+  p.nr_task = static_cast<int>(v.at("nr_task").integer_in(1, 1 << 20));
+  p.source = nonempty_str(v.at("source"));
+  if (auto n = v.find("note")) p.note = n->str();
+  auto rows = v.at("rows");
+  if (rows.size() == 0) rows.fail("must list at least one row");
+  for (std::size_t i = 0; i < rows.size(); ++i) p.rows.push_back(parse_profile_row(rows.at(i)));
+  return p;
+}
+
 }  // namespace
 
 Experiment parse_experiment(const json& doc, const std::string& file) {
   JsonView root(doc, file);
   only_keys(root, {"id", "table", "title", "source", "calibration_set", "topologies", "workload", "mode",
-                   "nr_task", "duration", "warmup", "runs", "seed", "set", "fit", "variants", "cells", "notes"});
+                   "nr_task", "duration", "warmup", "runs", "seed", "set", "fit", "variants", "cells", "profiles",
+                   "notes"});
   Experiment e;
   e.file = file;
   e.id = nonempty_str(root.at("id"));
@@ -277,6 +318,21 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
     if (c.excluded.empty()) check_metric(cells.at(i).at("metric"), c.metric, e);
     c.across_releases = e.variant(c.baseline)->tree != e.variant(c.test)->tree;
     e.cells.push_back(std::move(c));
+  }
+
+  if (auto ps = root.find("profiles")) {
+    for (std::size_t i = 0; i < ps->size(); ++i) {
+      auto p = parse_profile(ps->at(i));
+      const auto* v = e.variant(p.variant);
+      if (!v)
+        ps->at(i).at("variant").fail(fmt::format("no variant named '{}' (variants: {})", p.variant,
+                                                 fmt::join(names, ", ")));
+      if (!v->excluded.empty())
+        ps->at(i).at("variant").fail(fmt::format("variant '{}' is excluded ({})", p.variant, v->excluded));
+      if (std::find(e.nr_task.begin(), e.nr_task.end(), p.nr_task) == e.nr_task.end())
+        ps->at(i).at("nr_task").fail(fmt::format("{} is not one of the experiment's task counts", p.nr_task));
+      e.profiles.push_back(std::move(p));
+    }
   }
 
   if (auto f = root.find("fit")) {

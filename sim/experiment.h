@@ -65,6 +65,34 @@ struct ExperimentCell {
   double published_effective_delta() const;
 };
 
+// One row of a published perf profile that the why report can name: the share of CPU cycles
+// spent in native_queued_spin_lock_slowpath under a call chain (VALIDATION.md, "Profiles").
+struct ProfileRow {
+  std::string row;     // the published row, as text
+  double published = 0;  // % of cycles
+  std::string share;   // "children" or "self", as published (spin is a leaf: both are its time)
+  // The kernel functions the spin must be under, outermost first (a subsequence of the folded
+  // stack; empty with no `in` = all spin); `in` (optional) the function that took the lock (the
+  // innermost frame); `not_under` functions that must not be on the stack (perf's direct caller
+  // chains: "__slab_free <- kmem_cache_free <- rcu_do_batch" excludes the sheaf flushes'
+  // __kmem_cache_free_bulk); `lock` (optional) a suffix the lock class must end with.
+  std::vector<std::string> under;
+  std::string in;
+  std::vector<std::string> not_under;
+  std::string lock;
+  std::string field;
+};
+
+// A published profile of one state at one task count.
+struct ExperimentProfile {
+  std::string variant;
+  int nr_task = 0;
+  std::string source;
+  std::string note;
+  std::vector<ProfileRow> rows;
+  std::string field;
+};
+
 struct Experiment {
   std::string file;
   std::string id, table, title, source;
@@ -79,6 +107,7 @@ struct Experiment {
   std::optional<ExperimentFit> fit;
   std::vector<ExperimentVariant> variants;
   std::vector<ExperimentCell> cells;
+  std::vector<ExperimentProfile> profiles;
   std::vector<std::string> notes;
 
   const ExperimentVariant* variant(const std::string& name) const;

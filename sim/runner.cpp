@@ -128,6 +128,8 @@ RunResult simulate(const RunSpec& spec) {
     r.locks.push_back({world.lock_classes()[l.cls], l.instance, l.stat, false, l.waited});
   for (const auto& s : world.rwsems())
     r.locks.push_back({world.lock_classes()[s.cls], s.instance, s.stat, true, s.waited});
+  for (const auto& [key, t] : world.stack_waits())
+    r.stack_waits.push_back({world.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
   r.events = engine.events();
   r.requests = world.requests();
   return r;

@@ -56,6 +56,14 @@ struct LockReport {
   WaitTime waited;  // spinning for it inside the window, in and outside allocator code
 };
 
+// Time spent spinning for one spinlock class under one call chain (folded: outermost kernel function
+// first, ';'-separated; "" outside any named function), summed over the tasks, in the window.
+struct StackWait {
+  std::string cls;
+  std::string stack;
+  Time time = 0;
+};
+
 // Where one task's time in the window went (the "why" report): busy time per account, spinning
 // for locks, sleeping. The parts sum to the window.
 struct TaskTime {
@@ -77,6 +85,7 @@ struct RunResult {
   Time window = 0;                      // the measurement window's length
   std::vector<TaskTime> task_time;      // per task, in the window
   std::vector<LockReport> locks;
+  std::vector<StackWait> stack_waits;
   std::uint64_t events = 0;    // engine events fired
   std::uint64_t requests = 0;  // shared-state requests granted (inline or by event)
   Time end_time = 0;           // simulated time when the last task stopped

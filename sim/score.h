@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config.h"
 #include "sim/experiment.h"
 
 namespace slubsim {
@@ -53,12 +54,42 @@ struct FitPoint {
   std::optional<double> error_pct() const { return delta_pct(published, simulated); }
 };
 
+// A published profile row against the why report's spin under the same call chain, in points
+// of CPU cycles (VALIDATION.md "Profiles").
+struct ProfileRowScore {
+  const ProfileRow* row = nullptr;
+  std::optional<double> simulated;  // none: the task count is not a row on this topology
+  std::optional<double> error_pp() const {
+    if (!simulated) return std::nullopt;
+    return *simulated - row->published;
+  }
+};
+struct ProfileScore {
+  const ExperimentProfile* profile = nullptr;
+  bool fitted = false;  // a baseline state: its observables may calibrate class-5 constants
+  std::vector<ProfileRowScore> rows;
+};
+// The share of the task time that the why keys of `stats` put in spin under the row's chain at
+// `nr_task` tasks: the sum of why.<N>.spin.<stack>.percent over the folded stacks that match.
+double profile_share(const json& stats, int nr_task, const ProfileRow& row);
+// Whether a folded stack ("a;b;c;lock.class") matches the row: row.under in order, row.in the
+// innermost frame, none of row.not_under, the lock class ending with row.lock.
+bool stack_matches(const std::string& folded, const ProfileRow& row);
+
+// Median |error| in points over profile rows.
+struct ProfileTotals {
+  int rows = 0;
+  std::optional<double> median_abs_error_pp;
+};
+ProfileTotals profile_totals(const std::vector<const ProfileRowScore*>& rows);
+
 struct TopologyScore {
   std::string topology;
   std::string note;
   std::vector<int> nr_task;
   std::vector<CellScore> cells;
   std::optional<FitPoint> fit;
+  std::vector<ProfileScore> profiles;
   Totals totals;
 };
 
@@ -70,6 +101,25 @@ struct ExperimentScore {
 // Fills totals and best.
 void finish(ExperimentScore& s);
 
+// VALIDATION.md "Sensitivity": how far the simulated deltas swing against the published ones,
+// over throughput cells (will-it-scale.* and ops metrics), each comparison counted once.
+struct Sensitivity {
+  int cells = 0;
+  std::optional<double> ratio;     // median |simulated| / median |published|
+  std::optional<double> slope;     // least squares of simulated on published, through the origin
+  std::optional<double> spearman;  // rank correlation (ties get their mean rank)
+};
+// One comparison: its published and simulated delta.
+struct DeltaPair {
+  double published = 0, simulated = 0;
+};
+Sensitivity sensitivity(const std::vector<DeltaPair>& pairs);
+// The comparison a throughput cell makes, or none for other metrics: "<baseline>><test>@<row>",
+// where the row is N for will-it-scale.N.{processes,threads}, and per_*_ops and workload (which
+// aggregate the rows) share one key, the row itself when the job has one row. Two cells with one
+// key are one comparison printed twice.
+std::optional<std::string> comparison_key(const ExperimentCell& cell, const std::vector<int>& nr_task);
+
 struct Scoreboard {
   std::vector<ExperimentScore> experiments;
   // Each experiment once, on its best-fitting topology:
@@ -77,6 +127,9 @@ struct Scoreboard {
   // The same cells split by whether both kernels come from one source tree (the slab change
   // alone) or from two releases (plus every other change between them; ExperimentVariant::tree):
   Totals within_tree, across_releases;
+  Sensitivity sens_overall, sens_within_tree, sens_across_releases;
+  // Profile rows on each experiment's best topology: baseline states and predicted states.
+  ProfileTotals profiles_fitted, profiles_predicted;
   // Every topology of every experiment:
   Totals calibration_all, seeds_all, overall_all;
   std::vector<std::string> sets;  // validate --set: model changes applied to every simulation

@@ -91,6 +91,95 @@ std::string totals_md_row(const std::string& what, const Totals& t) {
                      t.excluded);
 }
 
+const char* kSensitivityNote =
+    "Sensitivity (VALIDATION.md): over throughput cells (will-it-scale.* and ops metrics) on each "
+    "experiment's best topology, a comparison printed under two metrics (N.processes and per_process_ops of "
+    "a one-row job; per_process_ops and workload of one pair) counted once; |sim|/|pub| = median |simulated "
+    "delta| / median |published delta|; slope = least squares of simulated on published delta through the "
+    "origin; Spearman = rank correlation. 1, 1 and 1 would be a model that swings as far as the machines, in "
+    "the same order.";
+
+std::string num(const std::optional<double>& v, int digits) {
+  return v ? fmt::format("{:.{}f}", *v, digits) : "n/a";
+}
+
+std::string sensitivity_line(const Sensitivity& s) {
+  return fmt::format("{} comparisons, |sim|/|pub| {}, slope {}, Spearman {}", s.cells, num(s.ratio, 2),
+                     num(s.slope, 2), num(s.spearman, 2));
+}
+
+std::string sensitivity_md_row(const std::string& what, const Sensitivity& s) {
+  return fmt::format("| {} | {} | {} | {} | {} |\n", what, s.cells, num(s.ratio, 2), num(s.slope, 2),
+                     num(s.spearman, 2));
+}
+
+json sensitivity_json(const Sensitivity& s) {
+  json j = json::object();
+  j["comparisons"] = s.cells;
+  j["median_abs_ratio"] = num_or_null(s.ratio, 3);
+  j["slope"] = num_or_null(s.slope, 3);
+  j["spearman"] = num_or_null(s.spearman, 3);
+  return j;
+}
+
+const char* kProfileNote =
+    "Profiles (VALIDATION.md): each published perf row the why report can name, the share of CPU cycles in "
+    "native_queued_spin_lock_slowpath under that call chain, against the share of the tasks' time the model "
+    "spends spinning under the same chain at the same task count (why.<N>.spin.<folded stack>). Spin is a "
+    "leaf, so a self share and a children share both measure it. Rows of baseline states are observables "
+    "that may calibrate class-5 constants (\"fitted\" states); rows of test states are predictions.";
+
+std::string profile_totals_line(const ProfileTotals& t) {
+  return fmt::format("{} rows, median |error| {} points", t.rows, pp(t.median_abs_error_pp));
+}
+
+std::string signed_pp(const std::optional<double>& v) { return v ? fmt::format("{:+.2f}", *v) : "n/a"; }
+
+std::string profile_md(const ProfileScore& p) {
+  const auto& pr = *p.profile;
+  std::string out = fmt::format("Profile of **{}** at {} tasks ({}). Source: {}{}\n\n", pr.variant, pr.nr_task,
+                                p.fitted ? "baseline state: may calibrate" : "test state: predicted",
+                                md_escape(pr.source), pr.note.empty() ? "" : ". " + md_escape(pr.note));
+  out += "| published row | share | under | published % | simulated % | error (points) |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : p.rows) {
+    std::string under = r.row->under.empty() ? "all spin" : fmt::format("{}", fmt::join(r.row->under, " → "));
+    if (!r.row->lock.empty()) under += " (" + r.row->lock + ")";
+    out += fmt::format("| {} | {} | {} | {:.2f} | {} | {} |\n", md_escape(r.row->row), r.row->share, under,
+                       r.row->published, r.simulated ? fmt::format("{:.2f}", *r.simulated) : "n/a",
+                       signed_pp(r.error_pp()));
+  }
+  return out;
+}
+
+json profile_json(const ProfileScore& p) {
+  json j = json::object();
+  j["variant"] = p.profile->variant;
+  j["nr_task"] = p.profile->nr_task;
+  j["fitted"] = p.fitted;
+  j["source"] = p.profile->source;
+  json rows = json::array();
+  for (const auto& r : p.rows) {
+    json rj = json::object();
+    rj["row"] = r.row->row;
+    rj["share"] = r.row->share;
+    rj["under"] = r.row->under;
+    if (!r.row->lock.empty()) rj["lock"] = r.row->lock;
+    rj["published_pct"] = r.row->published;
+    rj["simulated_pct"] = num_or_null(r.simulated, 2);
+    rj["error_points"] = num_or_null(r.error_pp(), 2);
+    rows.push_back(rj);
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+json profile_totals_json(const ProfileTotals& t) {
+  json j = json::object();
+  j["rows"] = t.rows;
+  j["median_abs_error_points"] = num_or_null(t.median_abs_error_pp, 2);
+  return j;
+}
+
 std::string what_if(const std::vector<std::string>& sets) {
   std::string out;
   for (std::size_t i = 0; i < sets.size(); ++i) out += fmt::format("{}`--set {}`", i ? " " : "", sets[i]);
@@ -114,6 +203,11 @@ std::string scoreboard_text(const Scoreboard& b) {
   out += fmt::format("  within one source tree: {}\n", totals_line(b.within_tree));
   out += fmt::format("  across releases:        {}\n", totals_line(b.across_releases));
   out += fmt::format("every topology:    {}\n", totals_line(b.overall_all));
+  out += fmt::format("sensitivity within one source tree: {}\n", sensitivity_line(b.sens_within_tree));
+  out += fmt::format("            across releases:        {}\n", sensitivity_line(b.sens_across_releases));
+  out += fmt::format("            all:                    {}\n", sensitivity_line(b.sens_overall));
+  out += fmt::format("profiles: baseline states {}; test states (predicted) {}\n",
+                     profile_totals_line(b.profiles_fitted), profile_totals_line(b.profiles_predicted));
   out += fmt::format("{}\n", kPredictionNote);
   for (const auto& es : b.experiments) {
     const Experiment& e = *es.experiment;
@@ -140,6 +234,13 @@ std::string scoreboard_text(const Scoreboard& b) {
         }
         out += fmt::format("    {:<34} {:<24} {:>20} {:>10} {:>8}  {}\n", cell.metric, pair, published_text(c),
                            pct(c.sim_delta), pp(c.abs_error_pp), agree_word(c));
+      }
+      for (const auto& p : t.profiles) {
+        out += fmt::format("    profile {} at {} tasks ({}): published -> simulated %, error points\n",
+                           p.profile->variant, p.profile->nr_task, p.fitted ? "baseline" : "predicted");
+        for (const auto& r : p.rows)
+          out += fmt::format("      {:<60} {:>6.2f} -> {:>6}  {}\n", r.row->row, r.row->published,
+                             r.simulated ? fmt::format("{:.2f}", *r.simulated) : "n/a", signed_pp(r.error_pp()));
       }
     }
   }
@@ -170,6 +271,17 @@ std::string scoreboard_markdown(const Scoreboard& b) {
   out += totals_md_row("within one source tree (best topology)", b.within_tree);
   out += totals_md_row("across releases (best topology)", b.across_releases);
   out += fmt::format("\n{}\n", kAcrossReleasesNote);
+  out += "\n| sensitivity (best topology) | comparisons | median \\|sim\\| / median \\|pub\\| | slope | Spearman |\n"
+         "|---|---|---|---|---|\n";
+  out += sensitivity_md_row("within one source tree", b.sens_within_tree);
+  out += sensitivity_md_row("across releases", b.sens_across_releases);
+  out += sensitivity_md_row("all", b.sens_overall);
+  out += fmt::format("\n{}\n", kSensitivityNote);
+  out += fmt::format("\n| profiles (best topology) | rows | median \\|error\\| (points) |\n|---|---|---|\n"
+                     "| baseline states (may calibrate) | {} | {} |\n| test states (predicted) | {} | {} |\n",
+                     b.profiles_fitted.rows, pp(b.profiles_fitted.median_abs_error_pp), b.profiles_predicted.rows,
+                     pp(b.profiles_predicted.median_abs_error_pp));
+  out += fmt::format("\n{}\n", kProfileNote);
   out += "\n| experiment | table | set | topology | cells | sign agree | median abs error (pp) | fit point error "
          "|\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& es : b.experiments) {
@@ -231,6 +343,7 @@ std::string scoreboard_markdown(const Scoreboard& b) {
                            published_text(c), sim, c.excluded ? "-" : pct(c.sim_delta),
                            c.excluded ? "-" : pp(c.abs_error_pp), agree);
       }
+      for (const auto& p : t.profiles) out += "\n" + profile_md(p);
     }
   }
   return out;
@@ -247,6 +360,13 @@ json scoreboard_json(const Scoreboard& b) {
   j["within_tree"] = totals_json(b.within_tree);
   j["across_releases"] = totals_json(b.across_releases);
   j["across_releases_note"] = kAcrossReleasesNote;
+  j["sensitivity"] = {{"within_tree", sensitivity_json(b.sens_within_tree)},
+                      {"across_releases", sensitivity_json(b.sens_across_releases)},
+                      {"all", sensitivity_json(b.sens_overall)},
+                      {"note", kSensitivityNote}};
+  j["profiles"] = {{"baseline_states", profile_totals_json(b.profiles_fitted)},
+                   {"test_states", profile_totals_json(b.profiles_predicted)},
+                   {"note", kProfileNote}};
   j["every_topology"] = {{"overall", totals_json(b.overall_all)},
                          {"calibration_set", totals_json(b.calibration_all)},
                          {"seed_checks", totals_json(b.seeds_all)}};
@@ -311,6 +431,11 @@ json scoreboard_json(const Scoreboard& b) {
         cells.push_back(cj);
       }
       tj["cells"] = cells;
+      if (!t.profiles.empty()) {
+        json profs = json::array();
+        for (const auto& p : t.profiles) profs.push_back(profile_json(p));
+        tj["profiles"] = profs;
+      }
       topos.push_back(tj);
     }
     x["topologies"] = topos;

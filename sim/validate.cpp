@@ -314,6 +314,22 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
                                       cell.baseline, cell.test, topo.name));
       t.cells.push_back(score_cell(cell, metric_value(*b, cell.metric), metric_value(*x, cell.metric)));
     }
+    for (const auto& prof : e.profiles) {
+      const json* st = stats_of(prof.variant);
+      if (!st) throw std::logic_error("a profiled variant was not run");
+      ProfileScore ps;
+      ps.profile = &prof;
+      // Seed checks are never fitted on, baselines included (VALIDATION.md).
+      ps.fitted = e.variant(prof.variant)->baseline && e.calibration_set;
+      const bool row_here = std::find(topo.nr_task.begin(), topo.nr_task.end(), prof.nr_task) != topo.nr_task.end();
+      for (const auto& r : prof.rows) {
+        ProfileRowScore rs;
+        rs.row = &r;
+        if (row_here) rs.simulated = profile_share(*st, prof.nr_task, r);
+        ps.rows.push_back(rs);
+      }
+      t.profiles.push_back(std::move(ps));
+    }
     if (e.fit && ti < fits.size() && fits[ti]) {
       const json* b = stats_of(e.fit->variant);
       if (!b->contains(e.fit->metric))

@@ -14,6 +14,8 @@ namespace {
 constexpr std::size_t kMaxInstancesReported = 16;
 // Locks named in a hottest-lock summary line before "...".
 constexpr std::size_t kSummaryLocks = 4;
+// Call chains of spin listed under each why table.
+constexpr std::size_t kSummaryStacks = 8;
 
 double round_to(double v, double digits) {
   double s = std::pow(10.0, digits);
@@ -80,7 +82,25 @@ void add_profile(WhyProfile& into, const WhyProfile& p) {
   for (const auto& l : p.lines) line(into.lines, l.category, l.kind, l.lock).time += l.time;
 }
 
+std::string folded_stack(const StackWait& w) {
+  return w.stack.empty() ? w.cls : w.stack + ";" + w.cls;
+}
+
 void put_why_keys(json& out, const std::vector<RunResult>& rows) {
+  // Per row: why.<N>.<category>.* and the spin under each call chain, why.<N>.spin.<stack>.*.
+  for (const auto& r : rows) {
+    WhyProfile p = why_profile(r);
+    if (!p.task_time) continue;
+    for (const auto& l : p.lines) {
+      out[fmt::format("why.{}.{}.percent", r.nr_task, l.category)] = round_to(percent(l.time, p.task_time), 2);
+      out[fmt::format("why.{}.{}.ns_per_op", r.nr_task, l.category)] = round_to(ns_per_op(l.time, p.ops), 2);
+    }
+    for (const auto& w : r.stack_waits) {
+      out[fmt::format("why.{}.spin.{}.percent", r.nr_task, folded_stack(w))] =
+          round_to(percent(w.time, p.task_time), 2);
+      out[fmt::format("why.{}.spin.{}.ns_per_op", r.nr_task, folded_stack(w))] = round_to(ns_per_op(w.time, p.ops), 2);
+    }
+  }
   std::vector<std::string> order;
   std::map<std::string, std::pair<double, double>> sum;  // percent, ns per op
   std::size_t counted = 0;
@@ -145,6 +165,14 @@ std::string format_why(const Job& job, const JobResult& result) {
         out += fmt::format("{:>8.2f}% {:>10.1f}  {}\n", percent(l->time, p.task_time),
                            ns_per_op(l->time, p.ops), l->category);
       out += "  " + summary(p, WhyLine::SpinWait, "native_queued_spin_lock_slowpath") + "\n";
+      // The spin under each call chain, hottest first (runs summed), as perf's folded stacks.
+      std::map<std::string, Time> stacks;
+      for (const auto& run : runs)
+        for (const auto& w : run[row].stack_waits) stacks[folded_stack(w)] += w.time;
+      std::vector<std::pair<std::string, Time>> hot(stacks.begin(), stacks.end());
+      std::stable_sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      for (std::size_t i = 0; i < hot.size() && i < kSummaryStacks; ++i)
+        out += fmt::format("  {:>7.2f}%  {}\n", percent(hot[i].second, p.task_time), hot[i].first);
       bool rwsem_waits = std::any_of(p.lines.begin(), p.lines.end(),
                                      [](const WhyLine& l) { return l.kind == WhyLine::RwsemWait && l.time; });
       if (rwsem_waits) out += "  " + summary(p, WhyLine::RwsemWait, "osq_lock") + "\n";

@@ -13,7 +13,11 @@
 //   idle                       the task slept (a sleeping rwsem waiter)
 //
 // Keys: why.<category>.percent (share of the summed task time) and why.<category>.ns_per_op
-// (summed task time per operation), each the mean over the job's rows.
+// (summed task time per operation), each the mean over the job's rows; the same per row as
+// why.<N>.<category>.*; and per row the spin under each call chain as
+// why.<N>.spin.<folded stack>.*, the stack outermost kernel function first, ';'-separated, the
+// lock class last ("rcu_do_batch;__slab_free;maple_node.list_lock"), as perf script's folded
+// call graphs print native_queued_spin_lock_slowpath's callers.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -38,6 +42,9 @@ struct WhyProfile {
   std::uint64_t ops = 0;       // operations counted in the window
   std::vector<WhyLine> lines;  // every category, in a fixed order, zero ones included
 };
+
+// "<stack>;<lock class>", or the class alone for a wait outside any named function.
+std::string folded_stack(const StackWait& w);
 
 // One row's profile.
 WhyProfile why_profile(const RunResult& r);

@@ -118,12 +118,18 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   LockWaiter next = l.queue.front();
   l.queue.pop_front();
   int n = next.cpu->cpu();
-  // The releasing store needs the word back if a contender took it since the holder's last
-  // touch (only with contender_rmw); the head waiter then reads it: the hand-off.
-  Time start = c_.contender_rmw && word.owner != c ? coh_.write(word, c, t) : t;
-  Time at = start + handoff(c, n, word);
-  word.spinner = l.queue.empty() ? -1 : l.queue.front().cpu->cpu();
-  coh_.take(word, n, at);
+  const int after = l.queue.empty() ? -1 : l.queue.front().cpu->cpu();
+  Time at = 0;
+  if (c_.handoff == Costs::Handoff::Mcs) {
+    at = mcs_handoff(word, c, n, after, t);
+  } else {
+    // The releasing store needs the word back if a contender took it since the holder's last
+    // touch (only with contender_rmw); the head waiter then reads it: the hand-off.
+    Time start = c_.contender_rmw && word.owner != c ? coh_.write(word, c, t) : t;
+    at = start + handoff(c, n, word);
+    word.spinner = after;
+    coh_.take(word, n, at);
+  }
   l.holder = n;
   l.held_since = at;
   if (in_window(next.since)) {
@@ -137,6 +143,43 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   }
   next.cpu->grant(at, true);
   return t;
+}
+
+// The qspinlock hand-off, part by part (kernel/locking/qspinlock.c, queued_spin_lock_slowpath
+// and queued_spin_unlock, 6.x): each part is an access to a line, priced and serialised by the
+// coherence model, so the lock word's line also carries whatever else is queued on it.
+//  1. the holder's releasing store to the locked byte invalidates the head waiter's polled copy
+//     (the releaser goes on at once: a store does not stall it);
+//  2. the head waiter's poll (atomic_cond_read_acquire) misses and re-reads the word;
+//  3. it sets the locked byte (set_locked), taking the line back from the releaser;
+//  4. with another waiter queued behind it, it passes on MCS headship
+//     (arch_mcs_spin_unlock_contended) by writing that waiter's queue node, which the waiter
+//     spins on: a line last written by that waiter. That waiter then polls the word (spinner).
+// The new holder enters its critical section when the last part lands.
+Time World::mcs_handoff(Line& word, int holder, int head, int after, Time t) {
+  word.spinner = -1;  // the parts below are the head's polling, priced one by one
+  if (!word.has_copy(head)) word.sharers.push_back(head);  // the head has been polling the word
+  const Time released = coh_.write(word, holder, t);
+  const Time seen = coh_.read(word, head, released);
+  Time at = coh_.write(word, head, seen);
+  if (after >= 0) {
+    at = coh_.write(mcs_node(after), head, at);
+    word.spinner = after;
+  }
+  return at;
+}
+
+Line& World::mcs_node(int cpu) {
+  if (mcs_nodes_.empty()) {
+    mcs_nodes_.resize(static_cast<std::size_t>(m_.nr_cpus));
+    for (int c = 0; c < m_.nr_cpus; ++c) {
+      Line& q = mcs_nodes_[static_cast<std::size_t>(c)];
+      q.home_node = m_.cpu_node[static_cast<std::size_t>(c)];
+      q.home_socket = m_.cpu_socket[static_cast<std::size_t>(c)];
+      q.owner = c;  // per-CPU qnodes: written by their CPU when it queues
+    }
+  }
+  return mcs_nodes_[static_cast<std::size_t>(cpu)];
 }
 
 // --- rwsem -------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 // queued spinlocks and rwsems. Implements the models' Shared registry, and grants the requests
 // that CPUs make (sim/cpu.h), always in global simulated-time order.
 #pragma once
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/exec.h"
@@ -37,10 +39,15 @@ class World : public Shared {
   Outcome process(Cpu& cpu, const Request& r, Time t);
   // A CPU spun for `waited` (inside the window) before lock request r was granted; in_slab: it
   // waited in allocator code.
-  void note_wait(const Request& r, bool in_slab, Time waited) {
-    WaitTime& w = r.kind == Req::SpinLock ? locks_[r.id].waited : rwsems_[r.id].waited;
+  // `stack` is the waiter's call chain, folded (outermost first, ';'-separated).
+  void note_wait(const Request& r, bool in_slab, Time waited, const std::string& stack) {
+    const bool spin = r.kind == Req::SpinLock;
+    WaitTime& w = spin ? locks_[r.id].waited : rwsems_[r.id].waited;
     (in_slab ? w.slab : w.nonslab) += waited;
+    if (spin && waited > 0) stack_waits_[{locks_[r.id].cls, stack}] += waited;
   }
+  // Spinlock waiting time inside the window per (lock class index, folded call chain).
+  const std::map<std::pair<int, std::string>, Time>& stack_waits() const { return stack_waits_; }
 
   // Lock statistics count only what happens inside [begin, end).
   void set_window(Time begin, Time end) {
@@ -66,15 +73,19 @@ class World : public Shared {
   Time up(Cpu& cpu, Rwsem& s, Time t, bool write);
   void grant_rwsem_waiters(Rwsem& s, int releaser, Time t);
   Time handoff(int from, int to, const Line& l) const;
+  Time mcs_handoff(Line& word, int holder, int head, int after, Time t);
+  Line& mcs_node(int cpu);  // the CPU's qspinlock queue node (per-CPU qnodes)
 
   const Machine& m_;
   const Costs& c_;
   Coherence coh_;
   Options o_;
   std::vector<Line> lines_;
+  std::vector<Line> mcs_nodes_;  // one per CPU, made on the first contended hand-off
   std::vector<QSpinLock> locks_;
   std::vector<Rwsem> rwsems_;
   std::vector<std::string> classes_;
+  std::map<std::pair<int, std::string>, Time> stack_waits_;
   Time win_begin_ = 0, win_end_ = kForever;
   std::uint64_t requests_ = 0;
 };

@@ -53,7 +53,9 @@ void check_percent_keys(const json& s) {
   int n = 0;
   for (auto it = s.begin(); it != s.end(); ++it) {
     const std::string& k = it.key();
-    if (k.rfind("why.", 0) == 0 && k.size() > 8 && k.substr(k.size() - 8) == ".percent") {
+    // The means over rows: why.<category>.percent, not the per-row why.<N>.* keys.
+    const bool per_row = k.size() > 4 && k[4] >= '0' && k[4] <= '9';
+    if (k.rfind("why.", 0) == 0 && !per_row && k.size() > 8 && k.substr(k.size() - 8) == ".percent") {
       sum += it.value().get<double>();
       ++n;
     }

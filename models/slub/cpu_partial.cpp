@@ -56,6 +56,7 @@ class CpuPartial final : public Frontend {
 
   // __kmem_cache_alloc_bulk: pop the cpu freelist, entering the slow path when it runs dry.
   Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    Frame frame(e, "__kmem_cache_alloc_bulk");
     KmemCacheCpu& c = s.cpu[e.cpu()];
     for (std::size_t i = 0; i < n; ++i) {
       void* obj = c.freelist;
@@ -80,6 +81,7 @@ class CpuPartial final : public Frontend {
 
   // kmem_cache_free_bulk: detached freelists, one do_slab_free per group.
   Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    Frame frame(e, "__kmem_cache_free_bulk");
     std::vector<void*> objs(p, p + n);
     std::size_t size = n;
     while (size) {
@@ -93,6 +95,7 @@ class CpuPartial final : public Frontend {
 
   // flush_cpu_slab: deactivate the cpu slab, drain the cpu partial list.
   Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu) override {
+    Frame frame(e, "flush_cpu_slab");
     KmemCacheCpu& c = s.cpu[cpu];
     if (c.slab) {
       Slab* slab = c.slab;
@@ -140,6 +143,7 @@ class CpuPartial final : public Frontend {
 
   // ___slab_alloc (6.8-6.17; <= 6.7 where eager_ says so).
   Co<void*> slab_alloc(Exec& e, KmemCache& s, int node) {
+    Frame frame(e, "___slab_alloc");
     AccountScope slow(e, Account::SlabSlow);
     KmemCacheCpu& c = s.cpu[e.cpu()];
     s.stat(Stat::ALLOC_SLOWPATH);
@@ -256,6 +260,7 @@ class CpuPartial final : public Frontend {
   // partial list, up to cpu_partial_slabs / 2 extra. <= 6.7 freezes each with a cmpxchg here
   // and hands the first slab's freelist back in *freelist.
   Co<Slab*> get_partial_node(Exec& e, KmemCache& s, KmemCacheNode& n, void** freelist) {
+    Frame frame(e, "get_partial_node");
     co_await e.read(n.line);  // racy nr_partial pre-check
     if (n.nr_partial == 0) co_return nullptr;
     co_await e.lock(n.list_lock);
@@ -293,6 +298,7 @@ class CpuPartial final : public Frontend {
   // mempolicy_slab_node()), gated by remote_node_defrag_ratio, and only nodes holding more than
   // min_partial slabs. `searched` was just tried by get_partial and is skipped.
   Co<Slab*> get_any_partial(Exec& e, KmemCache& s, int searched, void** freelist) {
+    Frame frame(e, "get_any_partial");
     int ratio = slub_.params().features.remote_node_defrag_ratio;
     if (ratio == 0 || static_cast<int>(slub_.rng(e.cpu()).below(1024)) > ratio) co_return nullptr;
     for (int n : slub_.params().numa.fallback[e.node()]) {
@@ -309,6 +315,7 @@ class CpuPartial final : public Frontend {
   // put_cpu_partial: push onto this CPU's partial list; with drain, a full list is first
   // detached whole and flushed to the node lists.
   Co<void> put_cpu_partial(Exec& e, KmemCache& s, Slab* slab, bool drain) {
+    Frame frame(e, "put_cpu_partial");
     KmemCacheCpu& c = s.cpu[e.cpu()];
     Slab* old = c.partial;
     Slab* to_put = nullptr;
@@ -328,6 +335,7 @@ class CpuPartial final : public Frontend {
   // __put_partials: each slab to its node's partial list (tail), taking list_lock per node run;
   // empty slabs beyond min_partial are discarded after the lock is dropped.
   Co<void> put_partials(Exec& e, KmemCache& s, Slab* list) {
+    Frame frame(e, "__put_partials");
     KmemCacheNode* n = nullptr;
     std::vector<Slab*> discard;
     while (list) {
@@ -362,6 +370,7 @@ class CpuPartial final : public Frontend {
 
   // deactivate_slab: give the cpu freelist back to the slab, unfreeze it, and list it.
   Co<void> deactivate_slab(Exec& e, KmemCache& s, Slab* slab, void* freelist) {
+    Frame frame(e, "deactivate_slab");
     KmemCacheNode& n = s.node[slab->node];
     bool tail = false;
     if (slab->freelist) {
@@ -412,6 +421,7 @@ class CpuPartial final : public Frontend {
   // speculatively for transitions that touch the node list; the cmpxchg fails (and the loop
   // retries) if the slab changed since the snapshot.
   Co<void> slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
+    Frame frame(e, "__slab_free");
     AccountScope slow(e, Account::SlabSlow);
     s.stat(Stat::FREE_SLOWPATH);
     e.spend(c_.free_slowpath_entry);

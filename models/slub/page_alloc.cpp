@@ -33,6 +33,7 @@ std::int64_t PageAllocator::pcp_pages(int node) const {
 
 // rmqueue_bulk: move a batch of blocks from the buddy lists to this CPU's pcp list.
 Co<bool> PageAllocator::refill(Exec& e, int node, int order) {
+  Frame frame(e, "rmqueue_bulk");
   Zone& z = zones_[node];
   std::int64_t want = std::max<std::int64_t>(1, p_.pcp_batch >> order);
   co_await e.lock(z.lock);
@@ -46,6 +47,7 @@ Co<bool> PageAllocator::refill(Exec& e, int node, int order) {
 
 // free_pcppages_bulk: return a batch of pages to the buddy lists.
 Co<void> PageAllocator::drain(Exec& e, int node) {
+  Frame frame(e, "free_pcppages_bulk");
   Zone& z = zones_[node];
   co_await e.lock(z.lock);
   std::int64_t to_free = p_.pcp_batch;
@@ -64,6 +66,7 @@ Co<void> PageAllocator::drain(Exec& e, int node) {
 }
 
 Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node) {
+  Frame frame(e, "__alloc_pages");
   const auto& order_list = numa_.fallback[node];
   for (int candidate : order_list) {
     if (this_node && candidate != node) break;
@@ -95,6 +98,7 @@ Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node)
 }
 
 Co<void> PageAllocator::free_pages(Exec& e, int order, int node) {
+  Frame frame(e, "__free_pages");
   pgfree_ += std::uint64_t{1} << order;
   if (order > kPcpMaxOrder) {
     Zone& z = zones_[node];

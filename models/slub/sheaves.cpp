@@ -86,6 +86,7 @@ class Sheaves final : public Frontend {
 
   // __pcs_replace_empty_main, with main empty and no non-empty spare.
   Co<bool> replace_empty_main(Exec& e, KmemCache& s) {
+    Frame frame(e, "__pcs_replace_empty_main");
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     Barn& barn = s.node[e.node()].barn;
     Sheaf* full = co_await barn_replace_empty_sheaf(e, barn, pcs.main);
@@ -135,6 +136,7 @@ class Sheaves final : public Frontend {
   // sheaf is filled by __kmem_cache_alloc_bulk instead (§4.7): no SHEAF_REFILL, and 7.0 counts
   // the objects as ALLOC_SLOWPATH (§4.11); below_->alloc_bulk is all or nothing, like it.
   Co<bool> refill(Exec& e, KmemCache& s, Sheaf* sheaf) {
+    Frame frame(e, "refill_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     std::size_t to_fill = sheaf->capacity - sheaf->size();
     if (to_fill == 0) co_return true;
@@ -185,6 +187,7 @@ class Sheaves final : public Frontend {
 
   // __pcs_replace_full_main, with main full and the spare full or absent.
   Co<bool> replace_full_main(Exec& e, KmemCache& s) {
+    Frame frame(e, "__pcs_replace_full_main");
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     Barn& barn = s.node[e.node()].barn;
     Sheaf* empty = nullptr;
@@ -240,6 +243,7 @@ class Sheaves final : public Frontend {
   // --- bulk --------------------------------------------------------------------------------
 
   Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    Frame frame(e, "kmem_cache_alloc_bulk");
     if (!s.sheaf_capacity) co_return co_await below_->alloc_bulk(e, s, n, p);
     // alloc_from_pcs_bulk: main, then a non-empty spare or a barn full sheaf; no refill.
     PercpuSheaves& pcs = s.pcs[e.cpu()];
@@ -277,6 +281,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    Frame frame(e, "kmem_cache_free_bulk");
     if (!s.sheaf_capacity) {
       co_await below_->free_bulk(e, s, n, p);
       co_return;
@@ -338,6 +343,7 @@ class Sheaves final : public Frontend {
   // pcs_flush_all for one CPU: the spare flushed and freed, the rcu_free sheaf submitted to RCU
   // (nobarn), main flushed in batches; then the layer below's per-CPU caches.
   Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu) override {
+    Frame frame(e, "pcs_flush_all");
     if (s.sheaf_capacity) {
       PercpuSheaves& pcs = s.pcs[cpu];
       if (Sheaf* spare = pcs.spare) {
@@ -357,6 +363,7 @@ class Sheaves final : public Frontend {
 
   // barn_shrink on every node.
   Co<void> shrink(Exec& e, KmemCache& s) override {
+    Frame frame(e, "__kmem_cache_shrink");
     if (s.sheaf_capacity) {
       for (auto& n : s.node) {
         Barn& barn = n.barn;
@@ -379,6 +386,7 @@ class Sheaves final : public Frontend {
   // Objects of a sheaf back to their slabs (sheaf_flush_unused / sheaf_flush_main), in batches
   // of PCS_BATCH_MAX through the layer below's bulk free.
   Co<void> flush_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
+    Frame frame(e, "sheaf_flush_unused");
     AccountScope slow(e, Account::SlabSlow);
     // build_detached_freelist stores each object's free pointer: a memory access for the aged
     // ones, as in the per-object RCU callback that frees to a slab (Slub::run_callback).
@@ -399,6 +407,7 @@ class Sheaves final : public Frontend {
   // __kfree_rcu_sheaf: local objects of sheaf caches gather in the rcu_free sheaf; a full one
   // waits a grace period (one RCU callback per capacity objects).
   Co<bool> kfree_rcu(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
+    Frame frame(e, "__kfree_rcu_sheaf");
     if (!s.sheaf_capacity || slab->node != e.node()) co_return false;
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     if (!pcs.rcu_free) {
@@ -427,6 +436,7 @@ class Sheaves final : public Frontend {
   // rcu_free_sheaf: after the grace period the whole sheaf goes to the barn of the node that
   // submitted it as a full sheaf, unless the barn already holds its limit: then it is flushed.
   Co<void> rcu_sheaf_done(Exec& e, KmemCache& s, void* ptr, bool nobarn) override {
+    Frame frame(e, "rcu_free_sheaf");
     auto* sheaf = static_cast<Sheaf*>(ptr);
     rcu_in_flight_.erase(sheaf);
     if (nobarn) {
@@ -453,6 +463,7 @@ class Sheaves final : public Frontend {
   // --- prefilled sheaves (maple tree) --------------------------------------------------------
 
   Co<Sheaf*> prefill_sheaf(Exec& e, KmemCache& s, std::uint32_t n) override {
+    Frame frame(e, "kmem_cache_prefill_sheaf");
     if (!s.sheaf_capacity) co_return co_await Frontend::prefill_sheaf(e, s, n);
     if (n == 0) co_return nullptr;
     Sheaf* sheaf = nullptr;
@@ -496,6 +507,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<Sheaf*> refill_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf, std::uint32_t n) override {
+    Frame frame(e, "kmem_cache_refill_sheaf");
     if (sheaf->size() >= n) co_return sheaf;
     if (sheaf->capacity >= n) {
       bool ok = co_await refill(e, s, sheaf);
@@ -508,6 +520,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<void> return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) override {
+    Frame frame(e, "kmem_cache_return_sheaf");
     prefilled_.erase(sheaf);
     if (sheaf->oversize) {
       co_await flush_sheaf(e, s, sheaf);
@@ -616,6 +629,7 @@ class Sheaves final : public Frontend {
 
   // barn_replace_empty_sheaf: a full sheaf for our empty one.
   Co<Sheaf*> barn_replace_empty_sheaf(Exec& e, Barn& barn, Sheaf* empty) {
+    Frame frame(e, "barn_replace_empty_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy nr_full
     if (barn.full.empty()) co_return nullptr;
@@ -632,6 +646,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<Sheaf*> barn_get_empty_sheaf(Exec& e, Barn& barn) {
+    Frame frame(e, "barn_get_empty_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy nr_empty
     if (barn.empty.empty()) co_return nullptr;
@@ -647,6 +662,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<Sheaf*> barn_get_full_or_empty_sheaf(Exec& e, Barn& barn) {
+    Frame frame(e, "barn_get_full_or_empty_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);
     if (barn.full.empty() && barn.empty.empty()) co_return nullptr;
@@ -667,6 +683,7 @@ class Sheaves final : public Frontend {
 
   // barn_replace_full_sheaf: our full sheaf for an empty one. 0, kE2Big or kENoMem.
   Co<int> barn_replace_full_sheaf(Exec& e, KmemCache&, Barn& barn, Sheaf* full, Sheaf** empty) {
+    Frame frame(e, "barn_replace_full_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy pre-checks
     if (barn.nr_full() >= f_.barn_max_full) co_return kE2Big;
@@ -685,6 +702,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<void> barn_put_empty_sheaf(Exec& e, Barn& barn, Sheaf* sh) {
+    Frame frame(e, "barn_put_empty_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
     co_await put_back(e, barn.empty, sh);
@@ -694,6 +712,7 @@ class Sheaves final : public Frontend {
   }
 
   Co<void> barn_put_full_sheaf(Exec& e, Barn& barn, Sheaf* sh) {
+    Frame frame(e, "barn_put_full_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
     co_await put_back(e, barn.full, sh);

@@ -37,6 +37,7 @@ class SlabLayer final : public Frontend {
 
   // __kmem_cache_alloc_bulk (7.0): refill_objects(n, n); all or nothing.
   Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    Frame frame(e, "__kmem_cache_alloc_bulk");
     AccountScope slow(e, Account::SlabSlow);
     std::size_t got = co_await refill_objects(e, s, p, n, n);
     if (got < n) {
@@ -48,6 +49,7 @@ class SlabLayer final : public Frontend {
 
   // __kmem_cache_free_bulk: detached freelists, one __slab_free per group.
   Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
+    Frame frame(e, "__kmem_cache_free_bulk");
     AccountScope slow(e, Account::SlabSlow);
     std::vector<void*> objs(p, p + n);
     std::size_t size = n;
@@ -65,6 +67,7 @@ class SlabLayer final : public Frontend {
  private:
   // refill_objects: fill p[] with between min and max objects.
   Co<std::size_t> refill_objects(Exec& e, KmemCache& s, void** p, std::size_t min, std::size_t max) {
+    Frame frame(e, "refill_objects");
     int local = e.node();
     std::size_t r = co_await refill_from_node(e, s, s.node[local], p, min, max, true);
     if (r >= min) co_return r;
@@ -93,6 +96,7 @@ class SlabLayer final : public Frontend {
   // whole freelist taken by one cmpxchg outside the lock; an overshoot goes back by __slab_free.
   Co<std::size_t> refill_from_node(Exec& e, KmemCache& s, KmemCacheNode& n, void** p,
                                    std::size_t min, std::size_t max, bool allow_spin) {
+    Frame frame(e, "__refill_objects_node");
     co_await e.read(n.line);  // racy nr_partial == 0 pre-check
     if (n.nr_partial == 0 || max == 0) co_return 0;
     bool locked = true;
@@ -194,6 +198,7 @@ class SlabLayer final : public Frontend {
 
   // ___slab_alloc (7.0): one object per call.
   Co<void*> slab_alloc_one(Exec& e, KmemCache& s, int node) {
+    Frame frame(e, "___slab_alloc");
     s.stat(Stat::ALLOC_SLOWPATH);
     e.spend(c_.slowpath_entry);
     int search = node == kNoNode ? e.node() : node;
@@ -227,6 +232,7 @@ class SlabLayer final : public Frontend {
 
   // get_from_partial_node: pop one object of the first partial slab under list_lock.
   Co<void*> get_from_partial_node(Exec& e, KmemCache& s, KmemCacheNode& n) {
+    Frame frame(e, "get_partial_node");
     co_await e.read(n.line);
     if (n.nr_partial == 0) co_return nullptr;
     co_await e.lock(n.list_lock);
@@ -246,6 +252,7 @@ class SlabLayer final : public Frontend {
 
   // __slab_free (7.0): no frozen slabs, no cpu partial lists.
   Co<void> slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
+    Frame frame(e, "__slab_free");
     e.spend(c_.free_slowpath_entry);
     KmemCacheNode& n = s.node[slab->node];
     bool locked = false, was_full = false, on_node_partial = false;

@@ -153,6 +153,7 @@ Co<void> Slub::flush_cpu(Exec& e, KmemCache& s, int cpu) {
 }
 
 Co<void> Slub::shrink(Exec& e, KmemCache& s) {
+  Frame frame(e, "__kmem_cache_shrink");
   AccountScope slow(e, Account::SlabSlow);
   for (int c = 0; c < p_.numa.nr_cpus; ++c) co_await fe_->flush_cpu(e, s, c);
   co_await fe_->shrink(e, s);
@@ -237,6 +238,7 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
 
 // One rcu_do_batch: this softirq round's share of the ready callbacks (RcuBatchLimits).
 Co<void> Slub::rcu_round(Exec& e) {
+  Frame frame(e, "rcu_do_batch");
   AccountScope softirq(e, Account::Rcu);
   for (std::size_t n = rcu_.batch(e.cpu(), e.now()); n > 0; --n) {
     RcuCallback cb = rcu_.pop(e.cpu());
@@ -397,6 +399,7 @@ void Slub::build_freelist(Exec& e, KmemCache& s, Slab* slab) {
 }
 
 Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool build) {
+  Frame frame(e, "allocate_slab");
   int preferred = node == kNoNode ? e.node() : node;
   int order = s.geo.order;
   int got = co_await pages_->alloc_pages(e, order, preferred, this_node);
@@ -435,6 +438,7 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
 }
 
 Co<void> Slub::discard_slab(Exec& e, KmemCache& s, Slab* slab) {
+  Frame frame(e, "discard_slab");
   KmemCacheNode& n = s.node[slab->node];
   co_await e.write(n.line);  // dec_slabs_node
   --n.nr_slabs;

@@ -25,6 +25,8 @@ grep -Eq "^ +[0-9.]+% +[0-9.]+  slab\.fastpath$" "$tmp/why.txt" || fail "no slab
 grep -Eq "^ +[0-9.]+% +[0-9.]+  wait\.maple_node\.barn_lock\.node[01]$" "$tmp/why.txt" || fail "no barn_lock line"
 grep -Eq "^  native_queued_spin_lock_slowpath [0-9.]+% \(maple_node\.barn_lock node[01] " "$tmp/why.txt" \
   || fail "no hottest-lock summary: $(cat "$tmp/why.txt")"
+grep -Eq "^ +[0-9.]+%  __pcs_replace_empty_main;barn_replace_empty_sheaf;maple_node\.barn_lock$" "$tmp/why.txt" \
+  || fail "no spin call chain line: $(cat "$tmp/why.txt")"
 
 # The table's percentages sum to 100, and the keys are in stats.json, summing to 100 too.
 python3 - "$tmp/why.txt" "$tmp/a/v7.0_sheaf_capacity=32/stats.json" <<'PY'
@@ -34,9 +36,20 @@ for t in tables:
     pct = [float(m.group(1)) for m in re.finditer(r"^ +([0-9.]+)% +[0-9.]+  \S+$", t, re.M)]
     assert abs(sum(pct) - 100) <= 0.005 * len(pct) + 1e-9, (sum(pct), t)
 s = json.load(open(sys.argv[2]))
-keys = [k for k in s if k.startswith("why.") and k.endswith(".percent")]
+pk = [k for k in s if k.startswith("why.") and k.endswith(".percent")]
+keys = [k for k in pk if not k.split(".")[1].isdigit()]  # means over rows
 assert "why.slab.slowpath.percent" in keys and "why.nonslab.percent" in keys, keys
 assert abs(sum(s[k] for k in keys) - 100) <= 0.005 * len(keys) + 1e-9, keys
 assert all(s[k[:-len("percent")] + "ns_per_op"] > 0 for k in keys if s[k] > 0.1), keys
+# Per row (why.<N>.*): the categories sum to 100; the spin under each call chain sums to the
+# row's allocator lock waits.
+for n in (4, 8):
+    cats = [k for k in pk if k.startswith(f"why.{n}.") and not k.startswith(f"why.{n}.spin.")]
+    spin = [k for k in pk if k.startswith(f"why.{n}.spin.")]
+    waits = [k for k in cats if k.startswith(f"why.{n}.wait.")]
+    assert f"why.{n}.nonslab.percent" in cats, cats
+    assert abs(sum(s[k] for k in cats) - 100) <= 0.005 * len(cats) + 1e-9, cats
+    assert spin and all(k.endswith(";maple_node.barn_lock.percent") for k in spin), spin
+    assert abs(sum(s[k] for k in spin) - sum(s[k] for k in waits)) <= 0.005 * (len(spin) + len(waits)) + 1e-9, (spin, waits)
 PY
 echo "e2e.why: all checks passed"
