@@ -16,11 +16,12 @@ enum class Distance : std::uint8_t {
   Llc,
   SocketLocalHome,
   SocketRemoteHome,
-  CrossSocket,
+  CrossSocket,            // line homed on the owner's (writer's) socket or a third one
+  CrossSocketReaderHome,  // line homed on the requester's socket (Intel's home effect)
   DramLocal,
   DramRemote,
 };
-constexpr int kDistanceClasses = 7;
+constexpr int kDistanceClasses = 8;
 const char* distance_name(Distance d);  // the topology JSON field name
 
 struct Machine {
@@ -57,7 +58,9 @@ struct Machine {
     if (cpu_socket[requester] == cpu_socket[owner])
       return cpu_socket[requester] == home_socket ? Distance::SocketLocalHome
                                                   : Distance::SocketRemoteHome;
-    return Distance::CrossSocket;
+    // A modified line pulled across sockets to the socket that homes it costs more on Intel
+    // parts since Skylake (the snoop goes home first; lock-costs-measured.md §1).
+    return cpu_socket[requester] == home_socket ? Distance::CrossSocketReaderHome : Distance::CrossSocket;
   }
   // One-way transfer of a line owned by `owner` to `requester`; owner == requester costs 0.
   Time transfer(int owner, int requester, int home_socket) const {

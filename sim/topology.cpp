@@ -15,6 +15,7 @@ const char* distance_name(Distance d) {
     case Distance::SocketLocalHome: return "socket_local_home";
     case Distance::SocketRemoteHome: return "socket_remote_home";
     case Distance::CrossSocket: return "cross_socket";
+    case Distance::CrossSocketReaderHome: return "cross_socket_reader_home";
     case Distance::DramLocal: return "dram_local";
     case Distance::DramRemote: return "dram_remote";
   }

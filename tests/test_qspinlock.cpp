@@ -11,6 +11,7 @@ TEST_CASE("qspinlock: at saturation throughput is 1/(s + hand-off) with the one-
   auto m = preset("small-2s-8c");
   auto c = default_costs();
   c.handoff = Costs::Handoff::Alpha;
+  c.contender_rmw = false;
   // Two CPUs of one LLC (0 and 1), no think time: the lock is never free.
   const Time s = 500 * kNs;
   auto r = run_program(m, c, lock_program(0, s, false), 2, 2 * kMs);

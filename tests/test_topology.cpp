@@ -56,8 +56,14 @@ TEST_CASE("topology: distance classes follow sockets, LLCs, SMT and the line's h
   CHECK(m.distance(0, 1, 0) == Distance::Llc);
   CHECK(m.distance(0, 2, 0) == Distance::SocketLocalHome);
   CHECK(m.distance(0, 2, 1) == Distance::SocketRemoteHome);
-  CHECK(m.distance(0, 4, 0) == Distance::CrossSocket);
+  // distance(requester, owner, home): across sockets, a line homed at the requester's socket is
+  // the reader-homed class; homed at the owner's, the plain cross-socket one.
+  CHECK(m.distance(0, 4, 0) == Distance::CrossSocketReaderHome);
+  CHECK(m.distance(0, 4, 1) == Distance::CrossSocket);
   CHECK(m.transfer(3, 3, 0) == 0);
+  auto spr = preset("intel-spr-2s-192t");  // Intel's home effect: about 1.5x
+  CHECK(spr.transfer(48, 0, 0) > spr.transfer(48, 0, 1));
+  CHECK(spr.transfer(48, 0, 0) == spr.latency[static_cast<int>(Distance::CrossSocketReaderHome)]);
   auto t = preset("amd-turin-2s-512t");
   CHECK(t.distance(0, 256, 0) == Distance::Smt);
   CHECK(t.transfer(0, 256, 0) == t.latency[static_cast<int>(Distance::Smt)]);

@@ -32,8 +32,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_CPUS = 4096
-CLASSES = ["smt", "llc", "socket_local_home", "socket_remote_home", "cross_socket", "dram_local",
-           "dram_remote"]
+CLASSES = ["smt", "llc", "socket_local_home", "socket_remote_home", "cross_socket",
+           "cross_socket_reader_home", "dram_local", "dram_remote"]
 
 
 class InputError(Exception):
@@ -518,6 +518,7 @@ def build(lay, args, preset):
     occurs = {"smt": tpc != [1], "llc": True,
               "socket_local_home": any(len({cpu_llc[c] for c in sockets[k]}) > 1 for k in sockets),
               "socket_remote_home": len(sockets) > 1, "cross_socket": len(sockets) > 1,
+              "cross_socket_reader_home": len(sockets) > 1,
               "dram_local": True, "dram_remote": len(sockets) > 1}
     warnings = [c for c in CLASSES if occurs[c] and "unused" in lat[c]["source"].lower()]
     if occurs["smt"] and "unused" in smt_factor["source"].lower():
