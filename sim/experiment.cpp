@@ -248,8 +248,8 @@ ExperimentProfile parse_profile(const JsonView& v) {
 Experiment parse_experiment(const json& doc, const std::string& file) {
   JsonView root(doc, file);
   only_keys(root, {"id", "table", "title", "source", "calibration_set", "topologies", "workload", "mode",
-                   "nr_task", "duration", "warmup", "runs", "seed", "set", "fit", "variants", "cells", "profiles",
-                   "notes"});
+                   "nr_task", "duration", "warmup", "runs", "seed", "set", "fit", "fit_from", "variants", "cells",
+                   "profiles", "notes"});
   Experiment e;
   e.file = file;
   e.id = nonempty_str(root.at("id"));
@@ -333,6 +333,17 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
         ps->at(i).at("nr_task").fail(fmt::format("{} is not one of the experiment's task counts", p.nr_task));
       e.profiles.push_back(std::move(p));
     }
+  }
+
+  if (auto ff = root.find("fit_from")) {
+    only_keys(*ff, {"experiment", "topology", "note"});
+    if (root.find("fit")) ff->fail("an experiment with its own \"fit\" cannot borrow one");
+    BorrowedFit b;
+    b.experiment = nonempty_str(ff->at("experiment"));
+    if (b.experiment == e.id) ff->at("experiment").fail("must name another experiment");
+    b.topology = nonempty_str(ff->at("topology"));
+    b.note = nonempty_str(ff->at("note"));
+    e.fit_from = b;
   }
 
   if (auto f = root.find("fit")) {

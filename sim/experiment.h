@@ -47,6 +47,16 @@ struct ExperimentFit {
   std::string note;
 };
 
+// For an experiment with no published absolute (seed checks, delta-only tables): the non-slab
+// time of a class-4 fit of another experiment of the calibration set, on one of its topologies,
+// derived once without this experiment's numbers (VALIDATION.md: "a non-slab time they need is
+// derived once without them and recorded"). Only the workload parameters are borrowed.
+struct BorrowedFit {
+  std::string experiment;
+  std::string topology;
+  std::string note;  // how it was chosen
+};
+
 // One published comparison: test variant against baseline variant on one metric.
 struct ExperimentCell {
   std::string metric;  // a key of stats.json
@@ -105,6 +115,7 @@ struct Experiment {
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
   std::optional<ExperimentFit> fit;
+  std::optional<BorrowedFit> fit_from;
   std::vector<ExperimentVariant> variants;
   std::vector<ExperimentCell> cells;
   std::vector<ExperimentProfile> profiles;

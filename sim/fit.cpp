@@ -91,6 +91,46 @@ Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string
   return f;
 }
 
+Fit load_borrowed_fit(const std::string& fits_dir, const Experiment& e, const std::string& home) {
+  const BorrowedFit& b = *e.fit_from;
+  std::string file = fit_path(fits_dir, b.experiment, b.topology);
+  if (!fs::is_regular_file(file))
+    throw ConfigError(e.file, "fit_from", fmt::format("no fit file {}: run 'slubsim validate --calibrate --only {}' first",
+                                                      file, b.experiment));
+  json doc = load_json_file(file);
+  JsonView root(doc, file);
+  Fit f;
+  f.file = file;
+  f.experiment = root.at("experiment").str();
+  if (f.experiment != b.experiment)
+    root.at("experiment").fail(fmt::format("is '{}', not '{}'", f.experiment, b.experiment));
+  f.topology = root.at("topology").str();
+  if (f.topology != b.topology) root.at("topology").fail(fmt::format("is '{}', not '{}'", f.topology, b.topology));
+  f.scale = root.at("scale").positive_number();
+  auto params = root.at("parameters");
+  std::set<std::string> names;
+  for (const auto& name : params.keys()) {
+    f.parameters.emplace_back(name, params.at(name).positive_number());
+    names.insert(name);
+  }
+  json wdoc = load_json_file(resolve_config(home, "workloads", e.workload, "--workload"));
+  for (const auto& name : names)
+    if (!wdoc.contains("parameters") || !wdoc["parameters"].contains(name))
+      throw ConfigError(e.file, "fit_from",
+                        fmt::format("{} fits '{}', which {}'s workload '{}' does not have", file, name, e.id, e.workload));
+  auto on = root.at("fitted_on");
+  f.variant = on.at("variant").str();
+  f.kernel = on.at("kernel").str();
+  f.nr_task = static_cast<int>(on.at("nr_task").integer());
+  f.metric = on.at("metric").str();
+  f.published = on.at("published").number();
+  f.simulated = on.at("simulated").number();
+  if (auto c = on.find("converged")) f.converged = c->boolean();
+  if (!f.converged)
+    throw ConfigError(e.file, "fit_from", fmt::format("{} did not converge: it cannot stand for a non-slab time", file));
+  return f;
+}
+
 namespace {
 // Whole numbers as integers, as the published tables print them.
 json number(double v) {

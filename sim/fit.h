@@ -35,6 +35,9 @@ std::string fit_path(const std::string& fits_dir, const std::string& id, const s
 // A missing file is an error that says to run --calibrate.
 Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string& topology);
 json fit_json(const Fit& f);
+// The fit an experiment borrows (Experiment::fit_from): the other experiment's fit file, which
+// must have converged and list exactly the workload parameters this experiment's workload has.
+Fit load_borrowed_fit(const std::string& fits_dir, const Experiment& e, const std::string& home);
 
 // The workload parameters' values as the experiment's baseline variant sees them (workload file
 // plus the experiment's and the variant's --set), in the fit's order.

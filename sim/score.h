@@ -89,6 +89,7 @@ struct TopologyScore {
   std::vector<int> nr_task;
   std::vector<CellScore> cells;
   std::optional<FitPoint> fit;
+  std::string borrowed;  // Experiment::fit_from: where the non-slab time came from
   std::vector<ProfileScore> profiles;
   Totals totals;
 };

@@ -222,6 +222,7 @@ std::string scoreboard_text(const Scoreboard& b) {
       if (!t.note.empty()) out += fmt::format("    note: {}\n", t.note);
       if (t.fit) out += fmt::format("    {}\n", fit_text(*t.fit));
       else if (e.fit) out += "    in-sample (fitted): none\n";
+      if (!t.borrowed.empty()) out += fmt::format("    {}\n", t.borrowed);
       out += fmt::format("    {:<34} {:<24} {:>20} {:>10} {:>8}  {}\n", "metric", "baseline -> test", "published",
                          "simulated", "err pp", "agree");
       for (const auto& c : t.cells) {
@@ -327,6 +328,8 @@ std::string scoreboard_markdown(const Scoreboard& b) {
                            "(`{}`).\n\n",
                            t.fit->variant, t.fit->metric, t.fit->nr_task, value(t.fit->published),
                            value(t.fit->simulated), pct(t.fit->error_pct()), t.fit->scale, t.fit->fit_file);
+      else if (!t.borrowed.empty())
+        out += fmt::format("In-sample (fitted): none — {}.\n\n", md_escape(t.borrowed));
       else
         out += "In-sample (fitted): none — no class-4 fit (see the experiment's notes).\n\n";
       out += "| metric | baseline → test | published | published Δ | simulated | simulated Δ | error (pp) | agree |\n"
@@ -406,6 +409,7 @@ json scoreboard_json(const Scoreboard& b) {
       } else {
         tj["in_sample"] = nullptr;
       }
+      if (!t.borrowed.empty()) tj["non_slab_time"] = t.borrowed;
       json cells = json::array();
       for (const auto& c : t.cells) {
         const auto& cell = *c.cell;

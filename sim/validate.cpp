@@ -218,6 +218,11 @@ std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, co
         fits[ei][ti] = load_fit(o.fits, e, t.name);
         fit_sets = fits[ei][ti]->sets();
         fit_file = fits[ei][ti]->file;
+      } else if (e.fit_from && !o.calibrate) {
+        // A non-slab time derived once from the calibration set; not an in-sample point here.
+        fits[ei][ti] = load_borrowed_fit(o.fits, e, o.home);
+        fit_sets = fits[ei][ti]->sets();
+        fit_file = fits[ei][ti]->file;
       }
       for (const auto& v : e.variants) {
         if (!v.excluded.empty()) continue;
@@ -330,6 +335,10 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       }
       t.profiles.push_back(std::move(ps));
     }
+    if (e.fit_from && ti < fits.size() && fits[ti])
+      t.borrowed = fmt::format("non-slab time borrowed from the calibration fit {} (scale {}, fitted on {} {} at {} tasks): {}",
+                               fs::path(fits[ti]->file).filename().string(), fits[ti]->scale, fits[ti]->experiment,
+                               fits[ti]->variant, fits[ti]->nr_task, e.fit_from->note);
     if (e.fit && ti < fits.size() && fits[ti]) {
       const json* b = stats_of(e.fit->variant);
       if (!b->contains(e.fit->metric))
