@@ -158,6 +158,10 @@ po::options_description validate_options(ValidateOptions& o) {
        "print only: write no result, scoreboard or fit file")
       ("set", po::value(&o.sets)->composing(),
        "KEY=VALUE: a what-if for the whole scoreboard: change a model parameter in every simulation, as 'run --set' does; repeatable; needs an explicit --out, and --fits with --calibrate, so the committed results and fits stay as they are; e.g. --set costs.qspinlock.contender_rmw=true --out /tmp/whatif")
+      ("warmup", po::value(&o.warmup),
+       "replace every experiment's warm-up (a what-if, with the same guards as --set); e.g. --warmup 80ms")
+      ("duration", po::value(&o.duration),
+       "replace every experiment's measured window (a what-if, as --warmup); e.g. --duration 48ms")
       ("quiet", po::bool_switch(&o.quiet), "no progress lines on stderr")
       ("home", po::value(&o.home)->default_value(o.home),
        "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
@@ -182,12 +186,16 @@ int validate(const std::vector<std::string>& args) {
   }
   o.write = !vm["no-write"].as<bool>();
   if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
-  if (!o.sets.empty() && o.write) {
+  if (!o.warmup.empty()) parse_duration(o.warmup, "--warmup");
+  if (!o.duration.empty()) parse_duration(o.duration, "--duration");
+  if ((!o.sets.empty() || !o.warmup.empty() || !o.duration.empty()) && o.write) {
     // A what-if must not overwrite the committed results or fits by default.
     if (o.calibrate && vm["fits"].empty())
-      throw ConfigError("command line", "--set", "with --calibrate needs an explicit --fits DIR");
+      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration" : "--set",
+                        "with --calibrate needs an explicit --fits DIR");
     if (!o.calibrate && vm["out"].defaulted())
-      throw ConfigError("command line", "--set", "needs an explicit --out DIR (or --no-write)");
+      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration" : "--set",
+                        "needs an explicit --out DIR (or --no-write)");
   }
   if (o.experiments.empty()) o.experiments = o.home + "/configs/experiments";
   if (o.fits.empty()) o.fits = o.home + "/configs/fits";
