@@ -27,6 +27,7 @@ struct Line {
   int spinner = -1;
   std::vector<int> sharers;  // CPUs with a shared copy, owner excluded
   Time busy_until = 0;       // when the last transfer lands
+  Time last_access = 0;      // when it was last read or written (for cache residency)
   std::uint64_t version = 0;  // bumped by every write
   std::uint64_t transfers = 0;
 
@@ -39,8 +40,19 @@ class Coherence {
  public:
   Coherence(const Machine& m, const Costs& c) : m_(m), c_(c) {}
 
+  // A line untouched for longer than the cache residency has been evicted everywhere: it is in
+  // memory only, and the next access pays the DRAM latency from its home.
+  void age(Line& l, Time t) const {
+    if (c_.line_residency > 0 && t - l.last_access > c_.line_residency && l.spinner < 0) {
+      l.owner = -1;
+      l.sharers.clear();
+    }
+    l.last_access = std::max(l.last_access, t);
+  }
+
   // Each returns when the access completes, for a CPU that issues it at t.
   Time read(Line& l, int cpu, Time t) const {
+    age(l, t);
     if (l.has_copy(cpu)) return t + c_.cache_hit;
     Time start = std::max(t, l.busy_until);
     Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
@@ -52,6 +64,7 @@ class Coherence {
   }
 
   Time write(Line& l, int cpu, Time t) const {
+    age(l, t);
     Time start = std::max(t, l.busy_until);
     Time cost = 0;
     if (l.owner != cpu) {
@@ -73,6 +86,7 @@ class Coherence {
   // touches it next pays the transfer back. It holds up later accesses by its own transfer
   // only, and adds no spinner re-read (the head waiter reads the word at the hand-off).
   void steal(Line& l, int cpu, Time t) const {
+    age(l, t);
     if (l.owner == cpu) return;
     Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
                              : m_.from_memory(cpu, l.home_socket);

@@ -10,6 +10,8 @@ Costs parse_costs(const json& doc, const std::string& file) {
   root.at("source").str();
   c.atomic_local = root.at("atomic_local_ns").time_ns();
   c.cache_hit = root.at("cache_hit_ns").time_ns();
+  c.line_residency = from_ns(root.at("line_residency_us").sourced_value() * 1000.0);
+  if (c.line_residency < 0) root.at("line_residency_us").at("value").fail("must not be negative");
   auto q = root.at("qspinlock");
   auto model = q.at("handoff");
   model.at("source").str();

@@ -12,6 +12,9 @@ struct Costs {
   std::string name;
   Time atomic_local = 0;     // a locked RMW on a line this CPU already owns
   Time cache_hit = 0;        // a load of a line this CPU already has
+  // A line nobody has touched for longer than this has left every cache: the next access is
+  // served by memory at its home (0 = lines stay cached at their last user forever).
+  Time line_residency = 0;
   // The queued-spinlock hand-off: Mcs prices its parts on the lines they move (the releasing
   // store, the head waiter's poll and set_locked on the lock word, the MCS node write to the next
   // waiter); Alpha charges alpha * L(holder -> next) in one piece.

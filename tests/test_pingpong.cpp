@@ -67,6 +67,28 @@ TEST_CASE("ping-pong: each latency class of the topology is reproduced") {
   CHECK(one_way(s, c, 5, 2, 0) == doctest::Approx(sl(Distance::CrossSocket)).epsilon(0.02));
 }
 
+TEST_CASE("coherence: with a cache residency, a line untouched for longer comes from memory again") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  REQUIRE(c.line_residency == 0);  // off by default: lines stay with their last user
+  c.line_residency = 1000 * kNs;
+  Coherence coh(m, c);
+  Line l;
+  l.home_node = 1;
+  l.home_socket = 1;
+  coh.write(l, 0, 0);
+  CHECK(coh.read(l, 1, 500 * kNs) == 500 * kNs + m.latency[static_cast<int>(Distance::Llc)]);  // still cached
+  // 1.5 us later nobody has it: CPU 2 reads it from its home socket's memory (remote to CPU 2).
+  const Time t = 2000 * kNs;
+  CHECK(coh.read(l, 2, t) == t + m.latency[static_cast<int>(Distance::DramRemote)]);
+  CHECK(l.owner == -1);
+  auto off = default_costs();
+  Coherence kept(m, off);
+  Line k;
+  kept.write(k, 0, 0);
+  CHECK(kept.read(k, 1, t) == t + m.latency[static_cast<int>(Distance::Llc)]);
+}
+
 TEST_CASE("coherence: reads join the sharers; a write pays the farthest invalidation") {
   auto m = preset("small-2s-8c");
   auto c = default_costs();
