@@ -28,7 +28,7 @@ constexpr int kExitBadInput = 2;
 const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
 
 Usage:
-  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU AMD box),
+  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU box, AMD and GNR readings),
                               simulated vs published, as a table; writes nothing
   slubsim run [OPTIONS]       run a job; lkp-format stats JSON to stdout, or files to --out DIR
   slubsim validate [OPTIONS]  run every experiment (configs/experiments) and score it against the published
@@ -211,7 +211,7 @@ int default_job() {
   o.duration = kDefaultDuration;
   o.warmup = kDefaultWarmup;
   std::cerr << "slubsim: the main job: experiment " << kDefaultExperiment
-            << " (T01), three kernels x three task counts on the 192-CPU 4-node AMD model; writes nothing "
+            << " (T01), three kernels x three task counts on the 192-CPU 4-node box (AMD and GNR readings); writes nothing "
                "('slubsim --help' for the rest)\n";
   return experiment_table_command(o.home + "/configs/experiments/" + kDefaultExperiment + ".json", o);
 }
