@@ -40,33 +40,20 @@ std::string fit_path(const std::string& fits_dir, const std::string& id, const s
   return (fs::path(fits_dir) / fmt::format("{}.{}.json", id, topology)).string();
 }
 
-Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string& topology) {
-  std::string file = fit_path(fits_dir, e.id, topology);
-  if (!fs::is_regular_file(file))
-    throw ConfigError(file, "", fmt::format("no fit for experiment '{}' on topology '{}': run 'slubsim validate "
-                                            "--calibrate --only {}' first",
-                                            e.id, topology, e.id));
-  json doc = load_json_file(file);
+namespace {
+
+// The fields every fit file has, checked to be the fit of (experiment id, topology).
+Fit read_fit(const json& doc, const std::string& file, const std::string& id, const std::string& topology) {
   JsonView root(doc, file);
-  const ExperimentFit& want = *e.fit;
-  std::string stale = fmt::format(" (the experiment {} asks for another fit: rerun 'slubsim validate --calibrate "
-                                  "--only {}')",
-                                  e.file, e.id);
   Fit f;
   f.file = file;
   f.experiment = root.at("experiment").str();
-  if (f.experiment != e.id) root.at("experiment").fail(fmt::format("is '{}', not '{}'", f.experiment, e.id));
+  if (f.experiment != id) root.at("experiment").fail(fmt::format("is '{}', not '{}'", f.experiment, id));
   f.topology = root.at("topology").str();
   if (f.topology != topology) root.at("topology").fail(fmt::format("is '{}', not '{}'", f.topology, topology));
   f.scale = root.at("scale").positive_number();
   auto params = root.at("parameters");
-  std::set<std::string> names;
-  for (const auto& name : params.keys()) {
-    f.parameters.emplace_back(name, params.at(name).positive_number());
-    names.insert(name);
-  }
-  if (names != std::set<std::string>(want.parameters.begin(), want.parameters.end()))
-    params.fail("does not list the experiment's fit parameters" + stale);
+  for (const auto& name : params.keys()) f.parameters.emplace_back(name, params.at(name).positive_number());
   auto on = root.at("fitted_on");
   f.variant = on.at("variant").str();
   f.kernel = on.at("kernel").str();
@@ -79,6 +66,29 @@ Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string
   if (auto s = on.find("seed")) f.seed = static_cast<std::uint64_t>(s->integer());
   if (auto n = on.find("simulations")) f.simulations = static_cast<int>(n->integer());
   if (auto c = on.find("converged")) f.converged = c->boolean();
+  return f;
+}
+
+}  // namespace
+
+Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string& topology) {
+  std::string file = fit_path(fits_dir, e.id, topology);
+  if (!fs::is_regular_file(file))
+    throw ConfigError(file, "", fmt::format("no fit for experiment '{}' on topology '{}': run 'slubsim validate "
+                                            "--calibrate --only {}' first",
+                                            e.id, topology, e.id));
+  json doc = load_json_file(file);
+  Fit f = read_fit(doc, file, e.id, topology);
+  JsonView root(doc, file);
+  const ExperimentFit& want = *e.fit;
+  std::string stale = fmt::format(" (the experiment {} asks for another fit: rerun 'slubsim validate --calibrate "
+                                  "--only {}')",
+                                  e.file, e.id);
+  std::set<std::string> names;
+  for (const auto& [name, v] : f.parameters) names.insert(name);
+  if (names != std::set<std::string>(want.parameters.begin(), want.parameters.end()))
+    root.at("parameters").fail("does not list the experiment's fit parameters" + stale);
+  auto on = root.at("fitted_on");
   // A fit made on anything but the baseline variant at the lowest task count is refused.
   if (f.variant != want.variant) on.at("variant").fail(fmt::format("is '{}', not '{}'", f.variant, want.variant) + stale);
   if (f.nr_task != want.nr_task) on.at("nr_task").fail(fmt::format("is {}, not {}", f.nr_task, want.nr_task) + stale);
@@ -97,35 +107,12 @@ Fit load_borrowed_fit(const std::string& fits_dir, const Experiment& e, const st
   if (!fs::is_regular_file(file))
     throw ConfigError(e.file, "fit_from", fmt::format("no fit file {}: run 'slubsim validate --calibrate --only {}' first",
                                                       file, b.experiment));
-  json doc = load_json_file(file);
-  JsonView root(doc, file);
-  Fit f;
-  f.file = file;
-  f.experiment = root.at("experiment").str();
-  if (f.experiment != b.experiment)
-    root.at("experiment").fail(fmt::format("is '{}', not '{}'", f.experiment, b.experiment));
-  f.topology = root.at("topology").str();
-  if (f.topology != b.topology) root.at("topology").fail(fmt::format("is '{}', not '{}'", f.topology, b.topology));
-  f.scale = root.at("scale").positive_number();
-  auto params = root.at("parameters");
-  std::set<std::string> names;
-  for (const auto& name : params.keys()) {
-    f.parameters.emplace_back(name, params.at(name).positive_number());
-    names.insert(name);
-  }
+  Fit f = read_fit(load_json_file(file), file, b.experiment, b.topology);
   json wdoc = load_json_file(resolve_config(home, "workloads", e.workload, "--workload"));
-  for (const auto& name : names)
+  for (const auto& [name, v] : f.parameters)
     if (!wdoc.contains("parameters") || !wdoc["parameters"].contains(name))
       throw ConfigError(e.file, "fit_from",
                         fmt::format("{} fits '{}', which {}'s workload '{}' does not have", file, name, e.id, e.workload));
-  auto on = root.at("fitted_on");
-  f.variant = on.at("variant").str();
-  f.kernel = on.at("kernel").str();
-  f.nr_task = static_cast<int>(on.at("nr_task").integer());
-  f.metric = on.at("metric").str();
-  f.published = on.at("published").number();
-  f.simulated = on.at("simulated").number();
-  if (auto c = on.find("converged")) f.converged = c->boolean();
   if (!f.converged)
     throw ConfigError(e.file, "fit_from", fmt::format("{} did not converge: it cannot stand for a non-slab time", file));
   return f;

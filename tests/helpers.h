@@ -4,6 +4,7 @@
 
 #include "sim/config.h"
 #include "sim/costs.h"
+#include "sim/experiment.h"
 #include "sim/machine.h"
 #include "sim/topology.h"
 
@@ -69,6 +70,16 @@ inline LockStat lock_total(const RunResult& r, const std::string& cls) {
   for (const auto& l : r.locks)
     if (l.cls == cls) s.add(l.stat);
   return s;
+}
+
+// The field a ConfigError names for a broken experiment document, or "" if it parses.
+inline std::string experiment_error_field(const json& doc) {
+  try {
+    parse_experiment(doc, "dir/x.json");
+  } catch (const ConfigError& e) {
+    return e.field();
+  }
+  return "";
 }
 
 }  // namespace slubsim::test

@@ -27,15 +27,6 @@ json seed_doc() {
   })");
 }
 
-std::string error_field(const json& doc) {
-  try {
-    parse_experiment(doc, "dir/x.json");
-  } catch (const ConfigError& e) {
-    return e.field();
-  }
-  return "";
-}
-
 void write_fit(const fs::path& dir, const json& params, bool converged) {
   fs::create_directories(dir);
   json f = {{"experiment", "cal"},
@@ -58,17 +49,17 @@ TEST_CASE("fit_from: an experiment without its own fit names a calibration fit, 
 
   json d = seed_doc();
   d["fit_from"]["experiment"] = "x";
-  CHECK(error_field(d) == "fit_from.experiment");  // not itself
+  CHECK(test::experiment_error_field(d) == "fit_from.experiment");  // not itself
   d = seed_doc();
   d["fit_from"].erase("note");
-  CHECK(error_field(d) == "fit_from.note");  // how it was chosen is recorded
+  CHECK(test::experiment_error_field(d) == "fit_from.note");  // how it was chosen is recorded
   d = seed_doc();
   d["fit_from"]["typo"] = 1;
-  CHECK(error_field(d) == "fit_from.typo");
+  CHECK(test::experiment_error_field(d) == "fit_from.typo");
   d = seed_doc();
   d["fit"] = json::parse(R"({"parameters": ["mmap_locked_ns"], "variant": "a", "nr_task": 2,
                              "metric": "will-it-scale.2.processes", "published": 1000})");
-  CHECK(error_field(d) == "fit_from");
+  CHECK(test::experiment_error_field(d) == "fit_from");
 }
 
 TEST_CASE("fit_from: the borrowed file must exist, have converged and fit this workload's parameters") {

@@ -31,15 +31,6 @@ json with_profiles(const json& profiles) {
   return d;
 }
 
-std::string error_field(const json& doc) {
-  try {
-    parse_experiment(doc, "dir/x.json");
-  } catch (const ConfigError& e) {
-    return e.field();
-  }
-  return "";
-}
-
 ProfileRow row(std::vector<std::string> under, std::string in = "", std::vector<std::string> not_under = {},
                std::string lock = "") {
   ProfileRow r;
@@ -169,7 +160,7 @@ TEST_CASE("profiles: experiment files give them per variant and task count, chec
       start = dot + 1;
     }
     *cur = std::move(value);
-    return error_field(with_profiles(p));
+    return test::experiment_error_field(with_profiles(p));
   };
   CHECK(bad("0.variant", "zz") == "profiles[0].variant");
   CHECK(bad("0.nr_task", 16) == "profiles[0].nr_task");
