@@ -59,11 +59,19 @@ grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
 "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/whatif" --set costs.qspinlock.contender_rmw=true \
   --quiet >/dev/null || fail "validate --set --out"
 grep -q "What-if, not the committed model" "$tmp/whatif/scoreboard.md" || fail "the what-if scoreboard does not say so"
+# --warmup/--duration are what-ifs too: guarded like --set, and a bad duration is an error.
+(cd "$tmp" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --warmup 2ms --quiet >/dev/null 2>"$tmp/err"); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--warmup/--duration: needs an explicit --out" "$tmp/err" || fail "validate --warmup without --out: rc $rc, $(cat "$tmp/err")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/w2" --duration 5 --quiet >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--duration: '5' needs a unit" "$tmp/err" || fail "validate --duration 5: $(cat "$tmp/err")"
+[ -e "$tmp/w2" ] && fail "validate --duration 5 wrote $tmp/w2"
 python3 - "$tmp/a/scoreboard.json" <<'PY' || fail "scoreboard.json contents"
 import json, sys
 b = json.load(open(sys.argv[1]))
 t = b["experiments"][0]["topologies"][0]
 assert t["totals"]["cells"] == 3 and t["totals"]["excluded"] == 1, t["totals"]
+assert set(b["sensitivity"]) >= {"within_tree", "across_releases", "all"}, b["sensitivity"]
+assert b["sensitivity"]["all"]["comparisons"] >= 1, b["sensitivity"]
 assert t["in_sample"]["variant"] == "base" and t["in_sample"]["nr_task"] == 2, t["in_sample"]
 ex = [c for c in t["cells"] if "excluded" in c]
 assert len(ex) == 1 and "simulated_delta_pct" not in ex[0], ex
