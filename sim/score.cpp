@@ -89,9 +89,11 @@ Sensitivity sensitivity(const std::vector<DeltaPair>& pairs) {
   Sensitivity s;
   s.cells = static_cast<int>(pairs.size());
   if (pairs.empty()) return s;
-  std::vector<double> pub, sim;
+  std::vector<double> pub, sim, x, y;
   double xy = 0, xx = 0;
   for (const auto& p : pairs) {
+    x.push_back(p.published);
+    y.push_back(p.simulated);
     pub.push_back(std::fabs(p.published));
     sim.push_back(std::fabs(p.simulated));
     xy += p.published * p.simulated;
@@ -113,11 +115,6 @@ Sensitivity sensitivity(const std::vector<DeltaPair>& pairs) {
     }
     return r;
   };
-  std::vector<double> x, y;
-  for (const auto& p : pairs) {
-    x.push_back(p.published);
-    y.push_back(p.simulated);
-  }
   std::vector<double> rx = ranks(x), ry = ranks(y);
   const double n = static_cast<double>(rx.size());
   double mx = 0, my = 0;

@@ -87,20 +87,8 @@ std::string folded_stack(const StackWait& w) {
 }
 
 void put_why_keys(json& out, const std::vector<RunResult>& rows) {
-  // Per row: why.<N>.<category>.* and the spin under each call chain, why.<N>.spin.<stack>.*.
-  for (const auto& r : rows) {
-    WhyProfile p = why_profile(r);
-    if (!p.task_time) continue;
-    for (const auto& l : p.lines) {
-      out[fmt::format("why.{}.{}.percent", r.nr_task, l.category)] = round_to(percent(l.time, p.task_time), 2);
-      out[fmt::format("why.{}.{}.ns_per_op", r.nr_task, l.category)] = round_to(ns_per_op(l.time, p.ops), 2);
-    }
-    for (const auto& w : r.stack_waits) {
-      out[fmt::format("why.{}.spin.{}.percent", r.nr_task, folded_stack(w))] =
-          round_to(percent(w.time, p.task_time), 2);
-      out[fmt::format("why.{}.spin.{}.ns_per_op", r.nr_task, folded_stack(w))] = round_to(ns_per_op(w.time, p.ops), 2);
-    }
-  }
+  // Per row: why.<N>.<category>.* and the spin under each call chain, why.<N>.spin.<stack>.*;
+  // the categories are also summed for their means over the rows.
   std::vector<std::string> order;
   std::map<std::string, std::pair<double, double>> sum;  // percent, ns per op
   std::size_t counted = 0;
@@ -109,10 +97,18 @@ void put_why_keys(json& out, const std::vector<RunResult>& rows) {
     if (!p.task_time) continue;
     ++counted;
     for (const auto& l : p.lines) {
+      const double pct = percent(l.time, p.task_time), per_op = ns_per_op(l.time, p.ops);
+      out[fmt::format("why.{}.{}.percent", r.nr_task, l.category)] = round_to(pct, 2);
+      out[fmt::format("why.{}.{}.ns_per_op", r.nr_task, l.category)] = round_to(per_op, 2);
       if (!sum.count(l.category)) order.push_back(l.category);
       auto& s = sum[l.category];
-      s.first += percent(l.time, p.task_time);
-      s.second += ns_per_op(l.time, p.ops);
+      s.first += pct;
+      s.second += per_op;
+    }
+    for (const auto& w : r.stack_waits) {
+      const std::string stack = folded_stack(w);
+      out[fmt::format("why.{}.spin.{}.percent", r.nr_task, stack)] = round_to(percent(w.time, p.task_time), 2);
+      out[fmt::format("why.{}.spin.{}.ns_per_op", r.nr_task, stack)] = round_to(ns_per_op(w.time, p.ops), 2);
     }
   }
   if (!counted) return;
