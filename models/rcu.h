@@ -36,6 +36,9 @@ struct RcuBatchLimits {
   std::size_t qhimark = 10000;
   std::size_t qlowmark = 100;
   std::size_t flood_blimit = 10000;
+  // A round whose limit exceeds time_limit_above stops after time_limit (rcu_resched_ns); 0: none.
+  Time time_limit = 0;
+  std::size_t time_limit_above = 100;
 };
 
 class RcuQueue {
@@ -66,6 +69,10 @@ class RcuQueue {
     if (limits_.blimit == 0) return ready;
     std::size_t bl = flood_[cpu] ? limits_.flood_blimit : std::max(limits_.blimit, ready >> limits_.divisor);
     return std::min(ready, bl);
+  }
+  // When a round of `n` callbacks that starts at `start` must stop, whatever is left.
+  Time batch_deadline(std::size_t n, Time start) const {
+    return limits_.time_limit > 0 && n > limits_.time_limit_above ? start + limits_.time_limit : kForever;
   }
   void batch_done(int cpu) {
     if (flood_[cpu] && per_cpu_[cpu].size() <= limits_.qlowmark) flood_[cpu] = false;

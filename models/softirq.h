@@ -5,9 +5,11 @@
 //   tick's irq exit __do_softirq runs rcu_do_batch rounds, restarting while callbacks stay
 //   ready, at most `restarts` times and for at most `max_time`, and if callbacks remain it
 //   wakes ksoftirqd. (Since 6.5 the irq exit runs softirqs even while ksoftirqd is runnable.)
-// - ksoftirqd is a nice-0 task like the benchmark's: it gets the CPU when the running task's
-//   slice (`slice`) ends (or at once, `wakeup_preempts`), runs rounds until nothing is ready (it
-//   sleeps) or its own slice ends, and gives the CPU back.
+// - ksoftirqd is a nice-0 task like the benchmark's: it gets the CPU at the first tick after the
+//   running task's slice (`slice`) ends (or at once, `wakeup_preempts`), runs rounds until
+//   nothing is ready (it sleeps) or the first tick after its own slice ends, and gives the CPU
+//   back. Slice ends take effect at ticks because a CPU-bound task is only rescheduled when
+//   the tick sets need_resched; with aligned ticks, CPUs switch to ksoftirqd in step.
 //
 // tick 0 keeps the simple model: one round at every point the workload offers (its iteration
 // boundaries), no ksoftirqd. The caller runs the rounds; this class only decides.
@@ -46,16 +48,27 @@ class Softirq {
   Turn enter(int cpu, Time now) {
     if (l_.tick <= 0) return Turn::Round;
     State& s = cpu_[cpu];
-    if (s.ksoftirqd && now >= s.task_since + l_.slice) return Turn::Ksoftirqd;
+    if (s.ksoftirqd && s.preempt_pending) {
+      s.preempt_pending = false;
+      return Turn::Ksoftirqd;  // the wakeup preempted the task: at its next preemption point
+    }
     if (now < s.next_tick) return Turn::None;
+    // A CPU-bound task reaches schedule() only when the tick has found its slice used up
+    // (task_tick_fair → update_curr → resched_curr), so ksoftirqd gets the CPU at the first
+    // tick at or after the slice's end: ticks are aligned across CPUs (skew_tick=0).
+    const Time tick = now / l_.tick * l_.tick;  // the tick this point follows
     s.next_tick = next_tick(now);
+    if (s.ksoftirqd && tick >= s.task_since + l_.slice) return Turn::Ksoftirqd;
     return Turn::IrqExit;
   }
   // __do_softirq's restart test after `rounds` rounds that began at `start`.
   bool irq_exit_more(Time start, Time now, int rounds, bool ready) const {
     return ready && rounds < l_.restarts && now - start < l_.max_time;
   }
-  bool ksoftirqd_more(Time start, Time now, bool ready) const { return ready && now < start + l_.slice; }
+  // ksoftirqd's own slice ends, like the task's, at the first tick at or after start + slice.
+  bool ksoftirqd_more(Time start, Time now, bool ready) const {
+    return ready && now < (start + l_.slice + l_.tick - 1) / l_.tick * l_.tick;
+  }
 
   // After the turn, at `now`, with callbacks still ready or not.
   void leave(int cpu, Turn turn, Time now, bool ready) {
@@ -70,7 +83,7 @@ class Softirq {
       // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if the
       // wakeup preempts it, only to its next preemption point.
       s.ksoftirqd = true;
-      if (l_.wakeup_preempts) s.task_since = now - l_.slice;
+      if (l_.wakeup_preempts) s.preempt_pending = true;
       else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
     }
   }
@@ -81,6 +94,7 @@ class Softirq {
   struct State {
     Time next_tick = 0;
     bool ksoftirqd = false;
+    bool preempt_pending = false;  // wakeup_preempts: ksoftirqd runs at the next point
     Time task_since = 0;
   };
   Time next_tick(Time now) const { return (now / l_.tick + 1) * l_.tick; }

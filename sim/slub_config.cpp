@@ -86,6 +86,12 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.rcu_batch.qhimark = count("flood_mark", 1, 100000000);
   c.rcu_batch.qlowmark = count("flood_end_mark", 0, 100000000);
   c.rcu_batch.flood_blimit = count("flood_batch_limit", 1, 100000000);
+  c.rcu_batch.time_limit_above = count("batch_time_limit_above", 0, 100000000);
+  {
+    double us = figure(rcu.at("batch_time_limit_us"));
+    if (us < 0) rcu.at("batch_time_limit_us").fail("must not be negative");
+    c.rcu_batch.time_limit = from_ns(us * 1000.0);
+  }
   if (c.rcu_batch.qlowmark >= c.rcu_batch.qhimark) rcu.at("flood_end_mark").fail("must be below flood_mark");
   auto micros = [&](const char* key) {
     double us = figure(rcu.at(key));

@@ -51,6 +51,12 @@ TEST_CASE("rcu: rcu_do_batch invokes max(blimit, ready >> divisor) per round, mo
   q.pop(0);
   q.batch_done(0);                      // 100 <= qlowmark: back to blimit
   CHECK(q.batch(0, 4000) == 10);
+  // rcu_resched_ns: a round of more than time_limit_above callbacks has a deadline.
+  RcuQueue timed;
+  timed.init(1, g, RcuBatchLimits{.blimit = 10, .time_limit = 3000, .time_limit_above = 100});
+  CHECK(timed.batch_deadline(101, 500) == 3500);
+  CHECK(timed.batch_deadline(100, 500) == kForever);
+  CHECK(q.batch_deadline(5000, 500) == kForever);  // time_limit 0: none
   // No limit: everything that is ready.
   RcuQueue all;
   all.init(1, g);
@@ -101,17 +107,25 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   s.leave(0, T::Ksoftirqd, 9400, false);  // drained: it sleeps
   CHECK_FALSE(s.ksoftirqd_runnable(0));
   CHECK(s.enter(0, 12000) == T::IrqExit);
-  // CPU 1's task started its slice at -2500: its slices end at 500, 3500, ...
+  // CPU 1's task started its slice at -2500: its slice ends at 500, but the switch waits for
+  // the tick that finds it used up (1000), in step with every other CPU's ticks.
   CHECK(s.enter(1, 0) == T::IrqExit);
   s.leave(1, T::IrqExit, 100, true);
   CHECK(s.enter(1, 450) == T::None);
-  CHECK(s.enter(1, 500) == T::Ksoftirqd);
+  CHECK(s.enter(1, 500) == T::None);
+  CHECK(s.enter(1, 1000) == T::Ksoftirqd);
+  // ksoftirqd's slice from 1100 ends at the first tick after 4100.
+  CHECK(s.ksoftirqd_more(1100, 4100, true));
+  CHECK(s.ksoftirqd_more(1100, 4999, true));
+  CHECK_FALSE(s.ksoftirqd_more(1100, 5000, true));
   // If the wakeup preempts the task, ksoftirqd runs at its next preemption point.
   Softirq eager;
   eager.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice, .wakeup_preempts = true}, {0});
   CHECK(eager.enter(0, 1000) == T::IrqExit);
   eager.leave(0, T::IrqExit, 1200, true);
   CHECK(eager.enter(0, 1201) == T::Ksoftirqd);
+  eager.leave(0, T::Ksoftirqd, 1500, false);
+  CHECK(eager.enter(0, 1600) == T::None);
   // tick 0: one round at every point, no ksoftirqd.
   Softirq plain;
   plain.init(SoftirqLimits{}, {0});

@@ -240,7 +240,9 @@ Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
 Co<void> Slub::rcu_round(Exec& e) {
   Frame frame(e, "rcu_do_batch");
   AccountScope softirq(e, Account::Rcu);
-  for (std::size_t n = rcu_.batch(e.cpu(), e.now()); n > 0; --n) {
+  std::size_t n = rcu_.batch(e.cpu(), e.now());
+  const Time deadline = rcu_.batch_deadline(n, e.now());
+  for (; n > 0 && e.now() < deadline; --n) {
     RcuCallback cb = rcu_.pop(e.cpu());
     e.spend(p_.costs.rcu_callback);
     co_await run_callback(e, cb);
