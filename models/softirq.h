@@ -50,6 +50,7 @@ class Softirq {
     State& s = cpu_[cpu];
     if (s.ksoftirqd && s.preempt_pending) {
       s.preempt_pending = false;
+      ++switch_ins_;
       return Turn::Ksoftirqd;  // the wakeup preempted the task: at its next preemption point
     }
     if (now < s.next_tick) return Turn::None;
@@ -58,7 +59,10 @@ class Softirq {
     // tick at or after the slice's end: ticks are aligned across CPUs (skew_tick=0).
     const Time tick = now / l_.tick * l_.tick;  // the tick this point follows
     s.next_tick = next_tick(now);
-    if (s.ksoftirqd && tick >= s.task_since + l_.slice) return Turn::Ksoftirqd;
+    if (s.ksoftirqd && tick >= s.task_since + l_.slice) {
+      ++switch_ins_;
+      return Turn::Ksoftirqd;
+    }
     return Turn::IrqExit;
   }
   // __do_softirq's restart test after `rounds` rounds that began at `start`.
@@ -89,6 +93,8 @@ class Softirq {
   }
 
   bool ksoftirqd_runnable(int cpu) const { return l_.tick > 0 && cpu_[cpu].ksoftirqd; }
+  // Times ksoftirqd got a CPU, all CPUs: each is two context switches (to it and back).
+  std::uint64_t switch_ins() const { return switch_ins_; }
 
  private:
   struct State {
@@ -101,6 +107,7 @@ class Softirq {
 
   SoftirqLimits l_;
   std::vector<State> cpu_;
+  std::uint64_t switch_ins_ = 0;
 };
 
 }  // namespace slubsim

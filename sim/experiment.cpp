@@ -229,6 +229,20 @@ ProfileRow parse_profile_row(const JsonView& v) {
   return r;
 }
 
+ExperimentCounter parse_counter(const JsonView& v) {
+  only_keys(v, {"variant", "nr_task", "row", "key", "published", "source", "note"});
+  ExperimentCounter c;
+  c.field = v.path();
+  c.variant = nonempty_str(v.at("variant"));
+  c.nr_task = static_cast<int>(v.at("nr_task").integer_in(1, 1 << 20));
+  c.row = nonempty_str(v.at("row"));
+  c.key = nonempty_str(v.at("key"));
+  c.published = v.at("published").positive_number();
+  c.source = nonempty_str(v.at("source"));
+  if (auto n = v.find("note")) c.note = n->str();
+  return c;
+}
+
 ExperimentProfile parse_profile(const JsonView& v) {
   only_keys(v, {"variant", "nr_task", "source", "note", "rows"});
   ExperimentProfile p;
@@ -249,7 +263,7 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
   JsonView root(doc, file);
   only_keys(root, {"id", "table", "title", "source", "calibration_set", "topologies", "workload", "mode",
                    "nr_task", "duration", "warmup", "runs", "seed", "set", "fit", "fit_from", "variants", "cells",
-                   "profiles", "notes"});
+                   "profiles", "counters", "notes"});
   Experiment e;
   e.file = file;
   e.id = nonempty_str(root.at("id"));
@@ -335,6 +349,21 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
     }
   }
 
+  if (auto cs = root.find("counters")) {
+    for (std::size_t i = 0; i < cs->size(); ++i) {
+      auto c = parse_counter(cs->at(i));
+      const auto* v = e.variant(c.variant);
+      if (!v)
+        cs->at(i).at("variant").fail(fmt::format("no variant named '{}' (variants: {})", c.variant,
+                                                 fmt::join(names, ", ")));
+      if (!v->excluded.empty())
+        cs->at(i).at("variant").fail(fmt::format("variant '{}' is excluded ({})", c.variant, v->excluded));
+      if (std::find(e.nr_task.begin(), e.nr_task.end(), c.nr_task) == e.nr_task.end())
+        cs->at(i).at("nr_task").fail(fmt::format("{} is not one of the experiment's task counts", c.nr_task));
+      e.counters.push_back(std::move(c));
+    }
+  }
+
   if (auto ff = root.find("fit_from")) {
     only_keys(*ff, {"experiment", "topology", "note"});
     if (root.find("fit")) ff->fail("an experiment with its own \"fit\" cannot borrow one");
@@ -400,6 +429,13 @@ std::vector<Experiment> load_experiments(const std::string& dir_or_file, const s
   }
   std::sort(out.begin(), out.end(), [](const Experiment& a, const Experiment& b) { return a.id < b.id; });
   return out;
+}
+
+std::string ExperimentCounter::stats_key() const {
+  std::string k = key;
+  const std::string n = std::to_string(nr_task);
+  for (auto p = k.find("{N}"); p != std::string::npos; p = k.find("{N}", p + n.size())) k.replace(p, 3, n);
+  return k;
 }
 
 }  // namespace slubsim

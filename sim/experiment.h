@@ -103,6 +103,20 @@ struct ExperimentProfile {
   std::string field;
 };
 
+// A published counter of one state at one task count (lkp's proc-vmstat or perf-stat rows,
+// derived to a rate the model reports): compared as a ratio, simulated / published.
+struct ExperimentCounter {
+  std::string variant;
+  int nr_task = 0;
+  std::string row;   // what was published, as text
+  std::string key;   // the stats.json key with "{N}" for the task count
+  double published = 0;
+  std::string source;
+  std::string note;
+  std::string field;
+  std::string stats_key() const;  // key with {N} replaced
+};
+
 struct Experiment {
   std::string file;
   std::string id, table, title, source;
@@ -119,6 +133,7 @@ struct Experiment {
   std::vector<ExperimentVariant> variants;
   std::vector<ExperimentCell> cells;
   std::vector<ExperimentProfile> profiles;
+  std::vector<ExperimentCounter> counters;
   std::vector<std::string> notes;
 
   const ExperimentVariant* variant(const std::string& name) const;

@@ -149,6 +149,20 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     }
     out["proc-vmstat.pgalloc_normal"] = pgalloc;
     out["proc-vmstat.pgfree"] = pgfree;
+    // Context switches per second, all CPUs, from ksoftirqd's runs (to it and back): the part
+    // of lkp's perf-stat.i.context-switches the model has, per row.
+    for (const auto& r : rows)
+      if (r.window > 0)
+        out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
+            round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
+    // Pages per counted operation, per row: lkp's pgalloc_normal over its run / the ops in it.
+    for (const auto& r : rows) {
+      std::uint64_t ops = 0;
+      for (std::uint64_t o : r.task_ops) ops += o;
+      if (ops)
+        out[fmt::format("proc-vmstat.{}.pgalloc_normal_per_op", r.nr_task)] =
+            round_to(static_cast<double>(r.pgalloc) / static_cast<double>(ops), 5);
+    }
     std::uint64_t failures = 0;
     for (const auto& r : rows) failures += r.alloc_failures;
     out["slubsim.alloc_failures"] = failures;

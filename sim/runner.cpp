@@ -39,13 +39,14 @@ RunResult simulate(const RunSpec& spec) {
 
   // SLUB counters over the window: snapshots when global time reaches its edges.
   std::vector<slub::StatCounters> at_begin;
-  std::uint64_t pgalloc_begin = 0, pgfree_begin = 0;
+  std::uint64_t pgalloc_begin = 0, pgfree_begin = 0, ksoftirqd_begin = 0;
   RunResult r;
   Timer window_begin([&] {
     if (!slub) return;
     for (int i = 0; i < slub->nr_caches(); ++i) at_begin.push_back(slub->cache(i).stats);
     pgalloc_begin = slub->pages().pgalloc();
     pgfree_begin = slub->pages().pgfree();
+    ksoftirqd_begin = slub->softirq().switch_ins();
   });
   Timer window_end([&] {
     if (!slub) return;
@@ -61,6 +62,7 @@ RunResult simulate(const RunSpec& spec) {
     r.slab_bytes = slub->total_slab_bytes();
     r.pgalloc = slub->pages().pgalloc() - pgalloc_begin;
     r.pgfree = slub->pages().pgfree() - pgfree_begin;
+    r.ksoftirqd_runs = slub->softirq().switch_ins() - ksoftirqd_begin;
   });
   engine.schedule(begin, &window_begin);
   engine.schedule(end, &window_end);

@@ -94,6 +94,7 @@ struct RunResult {
   std::uint64_t alloc_failures = 0;   // allocations that found no memory
   std::uint64_t pgalloc = 0;          // pages the page allocator handed out in the window
   std::uint64_t pgfree = 0;           // pages it took back in the window
+  std::uint64_t ksoftirqd_runs = 0;   // times ksoftirqd got a CPU in the window, all CPUs
   std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
   // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
   std::vector<std::pair<std::string, std::array<double, 3>>> per_op;

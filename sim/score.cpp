@@ -209,6 +209,21 @@ ProfileTotals profile_totals(const std::vector<const ProfileRowScore*>& rows) {
   return t;
 }
 
+CounterTotals counter_totals(const std::vector<const CounterScore*>& rows) {
+  // A reporting floor, not a model figure: a simulated zero is a factor of 1000 off.
+  constexpr double kFloor = 1e-3;
+  CounterTotals t;
+  std::vector<double> factors;
+  for (const auto* r : rows)
+    if (auto q = r->ratio()) {
+      ++t.rows;
+      const double x = std::max(*q, kFloor);
+      factors.push_back(std::max(x, 1.0 / x));
+    }
+  t.median_factor = median(factors);
+  return t;
+}
+
 Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   Scoreboard b;
   b.experiments = std::move(experiments);
@@ -257,6 +272,13 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   }
   b.profiles_fitted = profile_totals(fitted);
   b.profiles_predicted = profile_totals(predicted);
+  std::vector<const CounterScore*> c_fitted, c_predicted;
+  for (const auto& e : b.experiments) {
+    if (e.topologies.empty()) continue;
+    for (const auto& c : e.topologies[e.best].counters) (c.fitted ? c_fitted : c_predicted).push_back(&c);
+  }
+  b.counters_fitted = counter_totals(c_fitted);
+  b.counters_predicted = counter_totals(c_predicted);
   b.sens_overall = sensitivity(sens_all);
   b.sens_within_tree = sensitivity(sens_within);
   b.sens_across_releases = sensitivity(sens_across);

@@ -76,6 +76,25 @@ double profile_share(const json& stats, int nr_task, const ProfileRow& row);
 // innermost frame, none of row.not_under, the lock class ending with row.lock.
 bool stack_matches(const std::string& folded, const ProfileRow& row);
 
+// A published counter against the same stats key of the simulated state: the ratio
+// simulated / published (VALIDATION.md: page counts and other observables of the same runs).
+struct CounterScore {
+  const ExperimentCounter* counter = nullptr;
+  bool fitted = false;  // a baseline state of the calibration set
+  std::optional<double> simulated;  // none: the task count is not a row here, or no such key
+  std::optional<double> ratio() const {
+    if (!simulated) return std::nullopt;
+    return *simulated / counter->published;
+  }
+};
+// Over counter rows: how many, and the median factor between simulated and published
+// (2^median |log2 ratio|, 1 = exact; a simulated 0 counts as off by the largest factor).
+struct CounterTotals {
+  int rows = 0;
+  std::optional<double> median_factor;
+};
+CounterTotals counter_totals(const std::vector<const CounterScore*>& rows);
+
 // Median |error| in points over profile rows.
 struct ProfileTotals {
   int rows = 0;
@@ -91,6 +110,7 @@ struct TopologyScore {
   std::optional<FitPoint> fit;
   std::string borrowed;  // Experiment::fit_from: where the non-slab time came from
   std::vector<ProfileScore> profiles;
+  std::vector<CounterScore> counters;
   Totals totals;
 };
 
@@ -131,6 +151,7 @@ struct Scoreboard {
   Sensitivity sens_overall, sens_within_tree, sens_across_releases;
   // Profile rows on each experiment's best topology: baseline states and predicted states.
   ProfileTotals profiles_fitted, profiles_predicted;
+  CounterTotals counters_fitted, counters_predicted;
   // Every topology of every experiment:
   Totals calibration_all, seeds_all, overall_all;
   std::vector<std::string> sets;  // validate --set: model changes applied to every simulation

@@ -180,6 +180,50 @@ json profile_totals_json(const ProfileTotals& t) {
   return j;
 }
 
+const char* kCounterNote =
+    "Counters (VALIDATION.md: page counts and other observables of the same published runs): a published "
+    "lkp row, derived to the rate the model reports (per operation or per second, as each row says), against "
+    "the same rate of the simulated state; ratio = simulated / published. Factor = 2^median |log2 ratio| (1 is "
+    "exact). Baseline states may calibrate class-5 constants; test states are predictions.";
+
+std::string counter_totals_line(const CounterTotals& t) {
+  return fmt::format("{} rows, median factor {}", t.rows, t.median_factor ? fmt::format("{:.2f}", *t.median_factor) : "n/a");
+}
+
+std::string counters_md(const std::vector<CounterScore>& cs) {
+  std::string out = "| counter | state | tasks | published | simulated | ratio | source |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& c : cs) {
+    const auto& k = *c.counter;
+    out += fmt::format("| {} (`{}`) | {} ({}) | {} | {:.4g} | {} | {} | {} |\n", md_escape(k.row), k.stats_key(), k.variant,
+                       c.fitted ? "baseline: may calibrate" : "predicted", k.nr_task, k.published,
+                       c.simulated ? fmt::format("{:.4g}", *c.simulated) : "n/a",
+                       c.ratio() ? fmt::format("{:.2f}", *c.ratio()) : "n/a",
+                       md_escape(k.source) + (k.note.empty() ? "" : ". " + md_escape(k.note)));
+  }
+  return out;
+}
+
+json counter_json(const CounterScore& c) {
+  json j = json::object();
+  j["row"] = c.counter->row;
+  j["key"] = c.counter->stats_key();
+  j["variant"] = c.counter->variant;
+  j["nr_task"] = c.counter->nr_task;
+  j["fitted"] = c.fitted;
+  j["published"] = c.counter->published;
+  j["simulated"] = c.simulated ? json(*c.simulated) : json(nullptr);
+  j["ratio"] = num_or_null(c.ratio(), 3);
+  j["source"] = c.counter->source;
+  return j;
+}
+
+json counter_totals_json(const CounterTotals& t) {
+  json j = json::object();
+  j["rows"] = t.rows;
+  j["median_factor"] = num_or_null(t.median_factor, 2);
+  return j;
+}
+
 std::string what_if(const std::vector<std::string>& sets) {
   std::string out;
   for (std::size_t i = 0; i < sets.size(); ++i) out += fmt::format("{}`--set {}`", i ? " " : "", sets[i]);
@@ -208,6 +252,8 @@ std::string scoreboard_text(const Scoreboard& b) {
   out += fmt::format("            all:                    {}\n", sensitivity_line(b.sens_overall));
   out += fmt::format("profiles: baseline states {}; test states (predicted) {}\n",
                      profile_totals_line(b.profiles_fitted), profile_totals_line(b.profiles_predicted));
+  out += fmt::format("counters: baseline states {}; test states (predicted) {}\n",
+                     counter_totals_line(b.counters_fitted), counter_totals_line(b.counters_predicted));
   out += fmt::format("{}\n", kPredictionNote);
   for (const auto& es : b.experiments) {
     const Experiment& e = *es.experiment;
@@ -283,6 +329,13 @@ std::string scoreboard_markdown(const Scoreboard& b) {
                      b.profiles_fitted.rows, pp(b.profiles_fitted.median_abs_error_pp), b.profiles_predicted.rows,
                      pp(b.profiles_predicted.median_abs_error_pp));
   out += fmt::format("\n{}\n", kProfileNote);
+  out += fmt::format("\n| counters (best topology) | rows | median factor |\n|---|---|---|\n"
+                     "| baseline states (may calibrate) | {} | {} |\n| test states (predicted) | {} | {} |\n",
+                     b.counters_fitted.rows,
+                     b.counters_fitted.median_factor ? fmt::format("{:.2f}", *b.counters_fitted.median_factor) : "n/a",
+                     b.counters_predicted.rows,
+                     b.counters_predicted.median_factor ? fmt::format("{:.2f}", *b.counters_predicted.median_factor) : "n/a");
+  out += fmt::format("\n{}\n", kCounterNote);
   out += "\n| experiment | table | set | topology | cells | sign agree | median abs error (pp) | fit point error "
          "|\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& es : b.experiments) {
@@ -347,6 +400,7 @@ std::string scoreboard_markdown(const Scoreboard& b) {
                            c.excluded ? "-" : pp(c.abs_error_pp), agree);
       }
       for (const auto& p : t.profiles) out += "\n" + profile_md(p);
+      if (!t.counters.empty()) out += "\nCounters:\n\n" + counters_md(t.counters);
     }
   }
   return out;
@@ -370,6 +424,9 @@ json scoreboard_json(const Scoreboard& b) {
   j["profiles"] = {{"baseline_states", profile_totals_json(b.profiles_fitted)},
                    {"test_states", profile_totals_json(b.profiles_predicted)},
                    {"note", kProfileNote}};
+  j["counters"] = {{"baseline_states", counter_totals_json(b.counters_fitted)},
+                   {"test_states", counter_totals_json(b.counters_predicted)},
+                   {"note", kCounterNote}};
   j["every_topology"] = {{"overall", totals_json(b.overall_all)},
                          {"calibration_set", totals_json(b.calibration_all)},
                          {"seed_checks", totals_json(b.seeds_all)}};
@@ -439,6 +496,11 @@ json scoreboard_json(const Scoreboard& b) {
         json profs = json::array();
         for (const auto& p : t.profiles) profs.push_back(profile_json(p));
         tj["profiles"] = profs;
+      }
+      if (!t.counters.empty()) {
+        json cs = json::array();
+        for (const auto& c : t.counters) cs.push_back(counter_json(c));
+        tj["counters"] = cs;
       }
       topos.push_back(tj);
     }

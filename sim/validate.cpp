@@ -335,6 +335,23 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       }
       t.profiles.push_back(std::move(ps));
     }
+    for (const auto& ctr : e.counters) {
+      const json* st = stats_of(ctr.variant);
+      if (!st) throw std::logic_error("a counted variant was not run");
+      CounterScore cs;
+      cs.counter = &ctr;
+      cs.fitted = e.variant(ctr.variant)->baseline && e.calibration_set;
+      const bool row_here = std::find(topo.nr_task.begin(), topo.nr_task.end(), ctr.nr_task) != topo.nr_task.end();
+      if (row_here) {
+        auto it = st->find(ctr.stats_key());
+        if (it == st->end() || !it->is_number())
+          throw ConfigError(e.file, ctr.field + ".key",
+                            fmt::format("'{}' is not a number in the stats.json of {} on topology '{}'", ctr.stats_key(),
+                                        ctr.variant, topo.name));
+        cs.simulated = it->get<double>();
+      }
+      t.counters.push_back(cs);
+    }
     if (e.fit_from && ti < fits.size() && fits[ti])
       t.borrowed = fmt::format("non-slab time borrowed from the calibration fit {} (scale {}, fitted on {} {} at {} tasks): {}",
                                fs::path(fits[ti]->file).filename().string(), fits[ti]->scale, fits[ti]->experiment,

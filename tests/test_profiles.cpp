@@ -172,6 +172,39 @@ TEST_CASE("profiles: experiment files give them per variant and task count, chec
   CHECK(bad("0.rows", json::array()) == "profiles[0].rows");
 }
 
+TEST_CASE("counters: experiment files give them per variant and task count, checked, scored as ratios") {
+  json d = with_profiles(json::array());
+  d.erase("profiles");
+  d["counters"] = json::parse(R"([{"variant": "a", "nr_task": 8, "row": "pgalloc per op",
+      "key": "proc-vmstat.{N}.pgalloc_normal_per_op", "published": 0.05, "source": "lkp"}])");
+  auto e = parse_experiment(d, "dir/x.json");
+  REQUIRE(e.counters.size() == 1);
+  CHECK(e.counters[0].stats_key() == "proc-vmstat.8.pgalloc_normal_per_op");
+  auto bad = [&](const char* key, json value) {
+    json x = d;
+    x["counters"][0][key] = std::move(value);
+    return test::experiment_error_field(x);
+  };
+  CHECK(bad("variant", "zz") == "counters[0].variant");
+  CHECK(bad("nr_task", 16) == "counters[0].nr_task");
+  CHECK(bad("published", 0) == "counters[0].published");
+  CHECK(bad("key", "") == "counters[0].key");
+  CHECK(bad("typo", 1) == "counters[0].typo");
+
+  // Factor = 2^median |log2 ratio|: 0.5 and 2 are both off by 2; a zero by the floor, 1000.
+  ExperimentCounter c;
+  c.published = 0.04;
+  CounterScore half{&c, true, 0.02}, twice{&c, true, 0.08}, exact{&c, false, 0.04}, none{&c, false, std::nullopt},
+      zero{&c, false, 0.0};
+  CHECK(*half.ratio() == doctest::Approx(0.5));
+  CHECK_FALSE(none.ratio());
+  auto t = counter_totals({&half, &twice, &exact, &none});
+  CHECK(t.rows == 3);
+  CHECK(*t.median_factor == doctest::Approx(2.0));
+  CHECK(*counter_totals({&zero}).median_factor == doctest::Approx(1000.0));
+  CHECK_FALSE(counter_totals({&none}).median_factor);
+}
+
 TEST_CASE("sensitivity: ratio of medians, slope through the origin and rank correlation") {
   // Simulated = half the published, same order: ratio 0.5, slope 0.5, Spearman 1.
   auto s = sensitivity({{10, 5}, {-20, -10}, {40, 20}, {-4, -2}});

@@ -142,6 +142,16 @@ TEST_CASE("why: a grace period's batch too big for the tick's irq exits goes to 
     CHECK(get(s, "why.rcu.callbacks.percent") > 0);
     if (ticks) CHECK(get(s, "why.rcu.ksoftirqd.percent") > get(s, "why.rcu.callbacks.percent"));
     else CHECK(get(s, "why.rcu.ksoftirqd.percent") == 0);
+    // Each ksoftirqd run is two context switches; at most one run per CPU per tick.
+    const auto& row = res.runs[0][0][0];
+    const double cs = get(s, "sched.8.ksoftirqd_context_switches_per_sec");
+    CHECK(cs == doctest::Approx(2.0 * static_cast<double>(row.ksoftirqd_runs) / to_sec(row.window)).epsilon(0.001));
+    if (ticks) {
+      CHECK(row.ksoftirqd_runs > 0);
+      CHECK(cs <= 2.0 * 8 * 1000);
+    } else {
+      CHECK(cs == 0);
+    }
   }
 }
 

@@ -61,6 +61,7 @@ class Slub {
   const Params& params() const { return p_; }
   const Costs& costs() const { return p_.costs; }
   PageAllocator& pages() { return *pages_; }
+  const Softirq& softirq() const { return softirq_; }
   const PageAllocator& pages() const { return *pages_; }
   Random& rng(int cpu) { return rng_[cpu]; }
 
