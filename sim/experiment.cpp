@@ -237,6 +237,11 @@ ExperimentCounter parse_counter(const JsonView& v) {
   c.nr_task = static_cast<int>(v.at("nr_task").integer_in(1, 1 << 20));
   c.row = nonempty_str(v.at("row"));
   c.key = nonempty_str(v.at("key"));
+  // The rates the model reports for counters (sim/report.cpp), {N} for the task count.
+  static const std::vector<std::string> kCounterKeys = {"proc-vmstat.{N}.pgalloc_normal_per_op",
+                                                        "sched.{N}.ksoftirqd_context_switches_per_sec"};
+  if (std::find(kCounterKeys.begin(), kCounterKeys.end(), c.key) == kCounterKeys.end())
+    v.at("key").fail(fmt::format("not a rate the model reports (one of: {})", fmt::join(kCounterKeys, ", ")));
   c.published = v.at("published").positive_number();
   c.source = nonempty_str(v.at("source"));
   if (auto n = v.find("note")) c.note = n->str();

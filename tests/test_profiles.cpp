@@ -189,6 +189,7 @@ TEST_CASE("counters: experiment files give them per variant and task count, chec
   CHECK(bad("nr_task", 16) == "counters[0].nr_task");
   CHECK(bad("published", 0) == "counters[0].published");
   CHECK(bad("key", "") == "counters[0].key");
+  CHECK(bad("key", "proc-vmstat.{N}.pgalloc_normal") == "counters[0].key");
   CHECK(bad("typo", 1) == "counters[0].typo");
 
   // Factor = 2^median |log2 ratio|: 0.5 and 2 are both off by 2; a zero by the floor, 1000.
