@@ -7,13 +7,16 @@
 //   wakes ksoftirqd. (Since 6.5 the irq exit runs softirqs even while ksoftirqd is runnable.)
 // - ksoftirqd is a nice-0 task like the benchmark's: it gets the CPU at the first tick after the
 //   running task's slice (`slice`) ends (or at once, `wakeup_preempts`), runs rounds until
-//   nothing is ready (it sleeps) or the first tick after its own slice ends, and gives the CPU
-//   back. Slice ends take effect at ticks because a CPU-bound task is only rescheduled when
+//   nothing is ready (it sleeps) or the first tick after its run ends, and gives the CPU back.
+//   Its run is one slice, or twice its EEVDF lag if longer: it gains lag while it waits for the
+//   CPU and keeps positive lag while it sleeps, so a ksoftirqd that often waits and finishes
+//   early comes back able to run for up to four slices in a row. Slice ends take effect at ticks because a CPU-bound task is only rescheduled when
 //   the tick sets need_resched; with aligned ticks, CPUs switch to ksoftirqd in step.
 //
 // tick 0 keeps the simple model: one round at every point the workload offers (its iteration
 // boundaries), no ksoftirqd. The caller runs the rounds; this class only decides.
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "models/time.h"
@@ -50,7 +53,7 @@ class Softirq {
     State& s = cpu_[cpu];
     if (s.ksoftirqd && s.preempt_pending) {
       s.preempt_pending = false;
-      ++switch_ins_;
+      begin_run(s, now);
       return Turn::Ksoftirqd;  // the wakeup preempted the task: at its next preemption point
     }
     if (now < s.next_tick) return Turn::None;
@@ -60,7 +63,7 @@ class Softirq {
     const Time tick = now / l_.tick * l_.tick;  // the tick this point follows
     s.next_tick = next_tick(now);
     if (s.ksoftirqd && tick >= s.task_since + l_.slice) {
-      ++switch_ins_;
+      begin_run(s, now);
       return Turn::Ksoftirqd;
     }
     return Turn::IrqExit;
@@ -69,17 +72,27 @@ class Softirq {
   bool irq_exit_more(Time start, Time now, int rounds, bool ready) const {
     return ready && rounds < l_.restarts && now - start < l_.max_time;
   }
-  // ksoftirqd's own slice ends, like the task's, at the first tick at or after start + slice.
-  bool ksoftirqd_more(Time start, Time now, bool ready) const {
-    return ready && now < (start + l_.slice + l_.tick - 1) / l_.tick * l_.tick;
-  }
+  // ksoftirqd runs while callbacks are ready, to the first tick at or after the end of its run
+  // (begin_run): one slice, or longer when it brought positive lag.
+  bool ksoftirqd_more(int cpu, Time now, bool ready) const { return ready && now < cpu_[cpu].run_end; }
+  // ksoftirqd's lag on `cpu` (EEVDF's V - v_i, in the time of one nice-0 entity).
+  Time ksoftirqd_lag(int cpu) const { return cpu_[cpu].lag; }
 
   // After the turn, at `now`, with callbacks still ready or not.
   void leave(int cpu, Turn turn, Time now, bool ready) {
     if (l_.tick <= 0) return;
     State& s = cpu_[cpu];
     if (turn == Turn::Ksoftirqd) {
+      // Running, its lag fell at half the rate of its runtime (two nice-0 entities).
+      s.lag = clamp_lag(s.lag - (now - s.run_start) / 2);
       s.ksoftirqd = ready;  // nothing ready: it sleeps
+      if (ready) {
+        s.waiting_since = now;  // preempted: it waits, gaining lag, while the task runs
+      } else if (s.lag < 0) {
+        // It blocks while not eligible: dequeue is delayed until it is (DELAY_DEQUEUE), and
+        // DELAY_ZERO leaves it with no lag. Blocking while eligible keeps its positive lag.
+        s.lag = 0;
+      }
       s.task_since = now;   // the task has the CPU again, for a new slice
       s.next_tick = next_tick(now);
     } else if (turn == Turn::IrqExit && ready && !s.ksoftirqd) {
@@ -87,6 +100,7 @@ class Softirq {
       // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if the
       // wakeup preempts it, only to its next preemption point.
       s.ksoftirqd = true;
+      s.waiting_since = now;
       if (l_.wakeup_preempts) s.preempt_pending = true;
       else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
     }
@@ -102,8 +116,24 @@ class Softirq {
     bool ksoftirqd = false;
     bool preempt_pending = false;  // wakeup_preempts: ksoftirqd runs at the next point
     Time task_since = 0;
+    Time lag = 0;            // ksoftirqd's EEVDF lag, kept while it sleeps (PLACE_LAG)
+    Time waiting_since = 0;  // runnable, not running, since
+    Time run_start = 0, run_end = 0;
   };
   Time next_tick(Time now) const { return (now / l_.tick + 1) * l_.tick; }
+  Time tick_at_or_after(Time t) const { return (t + l_.tick - 1) / l_.tick * l_.tick; }
+  // update_entity_lag clamps lag to two slices either way.
+  Time clamp_lag(Time lag) const { return std::clamp(lag, -2 * l_.slice, 2 * l_.slice); }
+  // ksoftirqd gets the CPU at `now` (kernel/sched/fair.c, EEVDF, 6.6 onward): waiting, it gained
+  // lag at half the wall-clock rate (the running task's vruntime moved V at half speed). It is
+  // protected for its slice (RUN_TO_PARITY); then it stays the only eligible entity until its
+  // lag is spent, which running at rate 1/2 takes 2 × lag. The end takes effect at a tick.
+  void begin_run(State& s, Time now) {
+    ++switch_ins_;
+    s.lag = clamp_lag(s.lag + (now - s.waiting_since) / 2);
+    s.run_start = now;
+    s.run_end = tick_at_or_after(now + std::max(l_.slice, 2 * s.lag));
+  }
 
   SoftirqLimits l_;
   std::vector<State> cpu_;

@@ -90,11 +90,14 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   s.leave(0, T::IrqExit, 2100, true);
   CHECK(s.enter(0, 2999) == T::None);
   CHECK(s.enter(0, 3000) == T::Ksoftirqd);
-  // ksoftirqd runs rounds for at most its own slice, then the task has a new slice.
-  CHECK(s.ksoftirqd_more(3000, 5999, true));
-  CHECK_FALSE(s.ksoftirqd_more(3000, 6000, true));
-  CHECK_FALSE(s.ksoftirqd_more(3000, 4000, false));
+  // ksoftirqd waited 1200..3000 (lag +900): less than half a slice, so it runs one slice,
+  // then the task has a new slice.
+  CHECK(s.ksoftirqd_lag(0) == 900);
+  CHECK(s.ksoftirqd_more(0, 5999, true));
+  CHECK_FALSE(s.ksoftirqd_more(0, 6000, true));
+  CHECK_FALSE(s.ksoftirqd_more(0, 4000, false));
   s.leave(0, T::Ksoftirqd, 6000, true);  // still callbacks: it stays runnable
+  CHECK(s.ksoftirqd_lag(0) == -600);     // ran 3000: lag fell by 1500
   CHECK(s.ksoftirqd_runnable(0));
   CHECK(s.enter(0, 6500) == T::None);
   CHECK(s.enter(0, 7000) == T::IrqExit);
@@ -104,9 +107,37 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   s.leave(0, T::IrqExit, 8100, true);
   CHECK(s.enter(0, 8999) == T::None);
   CHECK(s.enter(0, 9000) == T::Ksoftirqd);
-  s.leave(0, T::Ksoftirqd, 9400, false);  // drained: it sleeps
+  CHECK(s.ksoftirqd_lag(0) == 900);       // -600 + 3000 / 2
+  s.leave(0, T::Ksoftirqd, 9400, false);  // drained: it sleeps, eligible, keeping its lag
   CHECK_FALSE(s.ksoftirqd_runnable(0));
+  CHECK(s.ksoftirqd_lag(0) == 700);
   CHECK(s.enter(0, 12000) == T::IrqExit);
+  // Woken again (12100), it waits for the task's slice (from 9400) to end at the 13000 tick,
+  // runs briefly and sleeps; each wait adds more lag than its short runs spend ...
+  s.leave(0, T::IrqExit, 12100, true);
+  CHECK(s.enter(0, 13000) == T::Ksoftirqd);
+  CHECK(s.ksoftirqd_lag(0) == 1150);
+  s.leave(0, T::Ksoftirqd, 13100, false);
+  CHECK(s.ksoftirqd_lag(0) == 1100);
+  CHECK(s.enter(0, 14000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 14100, true);
+  CHECK(s.enter(0, 15000) == T::IrqExit);
+  CHECK(s.enter(0, 16000) == T::IrqExit);  // the task's slice from 13100 ends at 16100
+  CHECK(s.enter(0, 17000) == T::Ksoftirqd);
+  // ... so it comes back with lag 2550 and may run 2 x 2550 = 5100 in a row: to the tick at 23000.
+  CHECK(s.ksoftirqd_lag(0) == 2550);
+  CHECK(s.ksoftirqd_more(0, 21000, true));
+  CHECK_FALSE(s.ksoftirqd_more(0, 23000, true));
+  s.leave(0, T::Ksoftirqd, 23000, true);
+  CHECK(s.ksoftirqd_lag(0) == -450);  // the run ended at the tick after its lag was spent
+  // Lag is clamped to two slices either way (update_entity_lag).
+  Softirq w;
+  w.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice}, {0});
+  w.leave(0, T::IrqExit, 0, true);
+  // Switched to at every tick from 3000 on, it never gives the CPU back: the credit for its
+  // wait since 0 is counted at each switch and stops at the clamp.
+  for (Time t = 1000; t < 40000; t += 1000) w.enter(0, t);
+  CHECK(w.ksoftirqd_lag(0) == 2 * slice);
   // CPU 1's task started its slice at -2500: its slice ends at 500, but the switch waits for
   // the tick that finds it used up (1000), in step with every other CPU's ticks.
   CHECK(s.enter(1, 0) == T::IrqExit);
@@ -114,10 +145,11 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   CHECK(s.enter(1, 450) == T::None);
   CHECK(s.enter(1, 500) == T::None);
   CHECK(s.enter(1, 1000) == T::Ksoftirqd);
-  // ksoftirqd's slice from 1100 ends at the first tick after 4100.
-  CHECK(s.ksoftirqd_more(1100, 4100, true));
-  CHECK(s.ksoftirqd_more(1100, 4999, true));
-  CHECK_FALSE(s.ksoftirqd_more(1100, 5000, true));
+  // ksoftirqd (woken at 100, lag 450) gets the CPU at 1000; its slice ends at the first tick
+  // after 4000.
+  CHECK(s.ksoftirqd_lag(1) == 450);
+  CHECK(s.ksoftirqd_more(1, 3999, true));
+  CHECK_FALSE(s.ksoftirqd_more(1, 4000, true));
   // If the wakeup preempts the task, ksoftirqd runs at its next preemption point.
   Softirq eager;
   eager.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice, .wakeup_preempts = true}, {0});

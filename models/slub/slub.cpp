@@ -267,7 +267,7 @@ Co<void> Slub::rcu_tick(Exec& e) {
       break;
     case Softirq::Turn::Ksoftirqd: {
       AccountScope ksoftirqd(e, Account::Ksoftirqd);
-      while (softirq_.ksoftirqd_more(start, e.now(), rcu_.ready(cpu, e.now()))) co_await rcu_round(e);
+      while (softirq_.ksoftirqd_more(cpu, e.now(), rcu_.ready(cpu, e.now()))) co_await rcu_round(e);
       break;
     }
   }
