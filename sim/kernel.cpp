@@ -55,6 +55,10 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   k.pcs_batch_max = count("pcs_batch_max");
   k.slub_max_order = static_cast<int>(root.at("slub_max_order").sourced_value_any().integer_in(0, 10));
   k.slub_min_objects = static_cast<int>(root.at("slub_min_objects").sourced_value_any().integer_in(0, 4096));
+  auto slice = root.at("sched_slice_us");
+  k.sched_slice_us = slice.sourced_value_any().number();
+  if (!(k.sched_slice_us > 0)) slice.at("value").fail("must be positive");
+  k.ksoftirqd_wakeup_preempts = root.at("ksoftirqd_wakeup_preempts").sourced_value_any().boolean();
   return k;
 }
 

@@ -21,6 +21,10 @@ struct Kernel {
   std::uint32_t barn_max_full = 10, barn_max_empty = 10, pcs_batch_max = 32;
   int slub_max_order = 3;    // slub_max_order (PAGE_ALLOC_COSTLY_ORDER by default)
   int slub_min_objects = 0;  // slub_min_objects, 0 = 4 * (fls(nr_cpus) + 1)
+  // The scheduler around ksoftirqd (models/softirq.h): the slice a nice-0 task runs when
+  // ksoftirqd is runnable too, and whether a woken ksoftirqd preempts the task at once.
+  double sched_slice_us = 2800;
+  bool ksoftirqd_wakeup_preempts = false;
   bool has(const std::string& patch) const;
 };
 

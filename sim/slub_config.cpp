@@ -101,9 +101,6 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   c.softirq.tick = micros("tick_us");
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   c.softirq.max_time = micros("softirq_time_us");
-  c.softirq.slice = micros("sched_slice_us");
-  c.softirq.wakeup_preempts = flag(rcu.at("ksoftirqd_wakeup_preempts"));
-  if (c.softirq.tick > 0 && c.softirq.slice <= 0) rcu.at("sched_slice_us").fail("must be positive when tick_us is not 0");
   if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is not 0");
   auto trace = root.at("trace").at("handoff_poll_ns");
   c.trace_handoff_poll = trace.time_ns();
@@ -185,6 +182,8 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.rcu_grace_period = costs.rcu_grace_period;
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;
+  p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);
+  p.softirq.wakeup_preempts = k.ksoftirqd_wakeup_preempts;
   switch (k.frontend) {
     case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
     case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;

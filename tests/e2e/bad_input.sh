@@ -45,7 +45,7 @@ expect_error "--duration" --topology small-2s-8c --duration 10
 expect_error 'qspinlock.handoff.value: must be "mcs" or "alpha"' --topology small-2s-8c --set costs.qspinlock.handoff=fast
 expect_error "line_residency_us.value: must not be negative" --topology small-2s-8c --set costs.line_residency_us=-1
 expect_error "costs.qspinlock.nope: no such parameter" --topology small-2s-8c --set costs.qspinlock.nope=1
-expect_error "rcu.sched_slice_us: must be positive when tick_us is not 0" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.sched_slice_us=0
+expect_error "sched_slice_us.value: must be positive" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set kernel.sched_slice_us.value=0
 expect_error "rcu.tick_us: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.tick_us=-1
 expect_error "rcu.batch_time_limit_us: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.batch_time_limit_us=-1
 expect_error "unknown-op.json: program[1].op: unknown op 'sleep'" --topology small-2s-8c --workload "$data/unknown-op.json"
