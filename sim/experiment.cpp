@@ -339,35 +339,28 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
     e.cells.push_back(std::move(c));
   }
 
-  if (auto ps = root.find("profiles")) {
+  // A profile or a counter names one state: a variant that runs, at one of the task counts.
+  auto check_state = [&](const JsonView& item, const std::string& variant, int nr_task) {
+    const auto* v = e.variant(variant);
+    if (!v)
+      item.at("variant").fail(fmt::format("no variant named '{}' (variants: {})", variant, fmt::join(names, ", ")));
+    if (!v->excluded.empty())
+      item.at("variant").fail(fmt::format("variant '{}' is excluded ({})", variant, v->excluded));
+    if (std::find(e.nr_task.begin(), e.nr_task.end(), nr_task) == e.nr_task.end())
+      item.at("nr_task").fail(fmt::format("{} is not one of the experiment's task counts", nr_task));
+  };
+  if (auto ps = root.find("profiles"))
     for (std::size_t i = 0; i < ps->size(); ++i) {
       auto p = parse_profile(ps->at(i));
-      const auto* v = e.variant(p.variant);
-      if (!v)
-        ps->at(i).at("variant").fail(fmt::format("no variant named '{}' (variants: {})", p.variant,
-                                                 fmt::join(names, ", ")));
-      if (!v->excluded.empty())
-        ps->at(i).at("variant").fail(fmt::format("variant '{}' is excluded ({})", p.variant, v->excluded));
-      if (std::find(e.nr_task.begin(), e.nr_task.end(), p.nr_task) == e.nr_task.end())
-        ps->at(i).at("nr_task").fail(fmt::format("{} is not one of the experiment's task counts", p.nr_task));
+      check_state(ps->at(i), p.variant, p.nr_task);
       e.profiles.push_back(std::move(p));
     }
-  }
-
-  if (auto cs = root.find("counters")) {
+  if (auto cs = root.find("counters"))
     for (std::size_t i = 0; i < cs->size(); ++i) {
       auto c = parse_counter(cs->at(i));
-      const auto* v = e.variant(c.variant);
-      if (!v)
-        cs->at(i).at("variant").fail(fmt::format("no variant named '{}' (variants: {})", c.variant,
-                                                 fmt::join(names, ", ")));
-      if (!v->excluded.empty())
-        cs->at(i).at("variant").fail(fmt::format("variant '{}' is excluded ({})", c.variant, v->excluded));
-      if (std::find(e.nr_task.begin(), e.nr_task.end(), c.nr_task) == e.nr_task.end())
-        cs->at(i).at("nr_task").fail(fmt::format("{} is not one of the experiment's task counts", c.nr_task));
+      check_state(cs->at(i), c.variant, c.nr_task);
       e.counters.push_back(std::move(c));
     }
-  }
 
   if (auto ff = root.find("fit_from")) {
     only_keys(*ff, {"experiment", "topology", "note"});

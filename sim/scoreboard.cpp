@@ -173,11 +173,16 @@ json profile_json(const ProfileScore& p) {
   return j;
 }
 
-json profile_totals_json(const ProfileTotals& t) {
+// {"rows": n, <figure>: v}: the summary of profile or counter rows.
+json rows_summary_json(int rows, const char* figure, const std::optional<double>& v) {
   json j = json::object();
-  j["rows"] = t.rows;
-  j["median_abs_error_points"] = num_or_null(t.median_abs_error_pp, 2);
+  j["rows"] = rows;
+  j[figure] = num_or_null(v, 2);
   return j;
+}
+
+json profile_totals_json(const ProfileTotals& t) {
+  return rows_summary_json(t.rows, "median_abs_error_points", t.median_abs_error_pp);
 }
 
 const char* kCounterNote =
@@ -217,12 +222,7 @@ json counter_json(const CounterScore& c) {
   return j;
 }
 
-json counter_totals_json(const CounterTotals& t) {
-  json j = json::object();
-  j["rows"] = t.rows;
-  j["median_factor"] = num_or_null(t.median_factor, 2);
-  return j;
-}
+json counter_totals_json(const CounterTotals& t) { return rows_summary_json(t.rows, "median_factor", t.median_factor); }
 
 std::string what_if(const std::vector<std::string>& sets) {
   std::string out;

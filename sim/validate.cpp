@@ -319,14 +319,23 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
                                       cell.baseline, cell.test, topo.name));
       t.cells.push_back(score_cell(cell, metric_value(*b, cell.metric), metric_value(*x, cell.metric)));
     }
+    // A profiled or counted state: its stats, whether it may calibrate (seed checks are never
+    // fitted on, baselines included: VALIDATION.md), whether its task count runs here.
+    struct State {
+      const json* stats;
+      bool fitted, row_here;
+    };
+    auto state = [&](const std::string& variant, int nr_task) {
+      const json* st = stats_of(variant);
+      if (!st) throw std::logic_error("a profiled or counted variant was not run");
+      return State{st, e.variant(variant)->baseline && e.calibration_set,
+                   std::find(topo.nr_task.begin(), topo.nr_task.end(), nr_task) != topo.nr_task.end()};
+    };
     for (const auto& prof : e.profiles) {
-      const json* st = stats_of(prof.variant);
-      if (!st) throw std::logic_error("a profiled variant was not run");
+      const auto [st, fitted, row_here] = state(prof.variant, prof.nr_task);
       ProfileScore ps;
       ps.profile = &prof;
-      // Seed checks are never fitted on, baselines included (VALIDATION.md).
-      ps.fitted = e.variant(prof.variant)->baseline && e.calibration_set;
-      const bool row_here = std::find(topo.nr_task.begin(), topo.nr_task.end(), prof.nr_task) != topo.nr_task.end();
+      ps.fitted = fitted;
       for (const auto& r : prof.rows) {
         ProfileRowScore rs;
         rs.row = &r;
@@ -336,12 +345,10 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       t.profiles.push_back(std::move(ps));
     }
     for (const auto& ctr : e.counters) {
-      const json* st = stats_of(ctr.variant);
-      if (!st) throw std::logic_error("a counted variant was not run");
+      const auto [st, fitted, row_here] = state(ctr.variant, ctr.nr_task);
       CounterScore cs;
       cs.counter = &ctr;
-      cs.fitted = e.variant(ctr.variant)->baseline && e.calibration_set;
-      const bool row_here = std::find(topo.nr_task.begin(), topo.nr_task.end(), ctr.nr_task) != topo.nr_task.end();
+      cs.fitted = fitted;
       if (row_here) {
         // The key is one the model reports (checked when the file is read); lkp drops a key that
         // is zero in every run, so an absent key is 0.
