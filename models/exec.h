@@ -98,6 +98,10 @@ class Exec {
   }
 
   Account account() const noexcept { return account_; }
+  // All time so far (window or not) in which a scheduling-clock tick could not report an RCU
+  // quiescent state: allocator slow paths (irqs or preemption off), softirq and ksoftirqd
+  // callback work, and spinning for a lock (RcuQueue's tick-driven grace periods).
+  Time qs_blocked() const noexcept { return qs_blocked_; }
 
   // The kernel functions the path is in, outermost first (Frame below): the call chain a lock
   // wait is reported under, as perf's call graph shows native_queued_spin_lock_slowpath.
@@ -144,6 +148,7 @@ class Exec {
   // [from, to) of this CPU's clock was spent on the current account.
   void charge(Time from, Time to) noexcept {
     accounted_[static_cast<int>(account_)] += in_account_window(from, to);
+    if (account_ >= Account::SlabSlow) qs_blocked_ += to - from;
   }
   // Try to grant req now. True: granted inline (now_ and result_ updated); the path goes on.
   virtual bool begin(const Request& req) = 0;
@@ -160,6 +165,7 @@ class Exec {
   std::array<const char*, kMaxFrames> frames_{};
   int depth_ = 0;  // may exceed kMaxFrames; frames past it are not recorded
   Time account_begin_ = 0, account_end_ = kForever;
+  Time qs_blocked_ = 0;
 };
 
 // Marks the time until the end of the enclosing scope (a function, a block) as spent on `a`,

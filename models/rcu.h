@@ -23,7 +23,8 @@ struct RcuCallback {
   Kind kind = FreeObject;
   int cache = -1;
   void* ptr = nullptr;  // the object, the Sheaf*, or the Slab*
-  Time ready = 0;
+  Time ready = 0;         // fixed grace periods: when its grace period has ended
+  std::uint64_t gp = 0;   // grace periods from ticks: the grace period it waits for
 };
 
 // How many ready callbacks a CPU invokes at one softirq point (kernel/rcu/tree.c rcu_do_batch):
@@ -41,14 +42,76 @@ struct RcuBatchLimits {
   std::size_t time_limit_above = 100;
 };
 
+// Grace periods from ticks (kernel/rcu/tree.c with PREEMPT_RCU, rcu_flavor_sched_clock_irq):
+// a grace period ends when every CPU that runs a task has reported a quiescent state. A CPU
+// first notices a new grace period at a tick, and reports at a later tick that finds it outside
+// code where a tick cannot report (the caller gives the chance it was, from the share of the
+// last tick interval the CPU spent there). Callbacks queued while grace period k runs wait for
+// k + 1, as with fixed periods; the next period starts when one ends.
+class TickGracePeriods {
+ public:
+  void init(int nr_cpus) {
+    required_.assign(static_cast<std::size_t>(nr_cpus), true);
+    cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
+    remaining_ = nr_cpus;
+  }
+  // Only these CPUs run tasks; the others are idle, and idle CPUs never hold up a grace period
+  // (the grace-period kthread reports them from their dyntick state).
+  void set_busy(const std::vector<int>& cpus) {
+    std::fill(required_.begin(), required_.end(), false);
+    for (int c : cpus) required_[static_cast<std::size_t>(c)] = true;
+    remaining_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
+    for (auto& c : cpu_) c.reported = false;
+  }
+  std::uint64_t current() const { return gp_; }
+  std::uint64_t completed() const { return gp_ - 1; }
+  // A tick on `cpu` at `now` whose interrupted context could report with probability `p`; draw
+  // is uniform in [0, 1). Returns whether a grace period ended.
+  bool tick(int cpu, Time now, double p, double draw) {
+    auto& c = cpu_[static_cast<std::size_t>(cpu)];
+    if (!required_[static_cast<std::size_t>(cpu)]) return false;
+    if (c.noted != gp_) {
+      c.noted = gp_;  // note_gp_changes: this tick only notices the new grace period
+      return false;
+    }
+    if (c.reported || draw >= p) return false;
+    c.reported = true;
+    if (--remaining_ > 0) return false;
+    ++gp_;
+    last_end_ = now;
+    ++ended_;
+    remaining_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
+    for (auto& x : cpu_) x.reported = false;
+    return true;
+  }
+  std::uint64_t ended() const { return ended_; }
+
+ private:
+  struct Cpu {
+    std::uint64_t noted = 0;
+    bool reported = false;
+  };
+  std::vector<bool> required_;
+  std::vector<Cpu> cpu_;
+  int remaining_ = 0;
+  std::uint64_t gp_ = 1;  // the grace period in progress
+  std::uint64_t ended_ = 0;
+  Time last_end_ = 0;
+};
+
 class RcuQueue {
  public:
-  void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}) {
+  void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}, bool from_ticks = false) {
     per_cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
     flood_.assign(static_cast<std::size_t>(nr_cpus), false);
     grace_ = grace_period;
     limits_ = limits;
+    from_ticks_ = from_ticks;
+    ticks_.init(nr_cpus);
   }
+  bool from_ticks() const { return from_ticks_; }
+  TickGracePeriods& grace_periods() { return ticks_; }
+  const TickGracePeriods& grace_periods() const { return ticks_; }
   Time grace_period() const { return grace_; }
   // Grace periods run back to back, each `grace_` long, for the whole machine: a callback
   // queued while grace period k is in progress waits for the next one to end, so the
@@ -57,6 +120,7 @@ class RcuQueue {
   // rcu_do_batch invokes the ready segment).
   void call_rcu(int cpu, Time now, RcuCallback cb) {
     cb.ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
+    cb.gp = ticks_.current() + 1;
     per_cpu_[cpu].push_back(cb);
     if (per_cpu_[cpu].size() > limits_.qhimark) flood_[cpu] = true;  // __call_rcu_core
   }
@@ -64,7 +128,7 @@ class RcuQueue {
   // capped by what is ready); call batch_done after invoking them.
   std::size_t batch(int cpu, Time now) const {
     const auto& q = per_cpu_[cpu];
-    auto first_waiting = std::partition_point(q.begin(), q.end(), [now](const RcuCallback& c) { return c.ready <= now; });
+    auto first_waiting = std::partition_point(q.begin(), q.end(), [&](const RcuCallback& c) { return is_ready(c, now); });
     auto ready = static_cast<std::size_t>(first_waiting - q.begin());
     if (limits_.blimit == 0) return ready;
     std::size_t bl = flood_[cpu] ? limits_.flood_blimit : std::max(limits_.blimit, ready >> limits_.divisor);
@@ -80,7 +144,7 @@ class RcuQueue {
   // Callbacks of `cpu` whose grace period ended by `now`, oldest first.
   bool ready(int cpu, Time now) const {
     const auto& q = per_cpu_[cpu];
-    return !q.empty() && q.front().ready <= now;
+    return !q.empty() && is_ready(q.front(), now);
   }
   RcuCallback pop(int cpu) {
     RcuCallback cb = per_cpu_[cpu].front();
@@ -91,7 +155,12 @@ class RcuQueue {
   int nr_cpus() const { return static_cast<int>(per_cpu_.size()); }
 
  private:
+  bool is_ready(const RcuCallback& c, Time now) const {
+    return from_ticks_ ? c.gp <= ticks_.completed() : c.ready <= now;
+  }
   std::vector<std::deque<RcuCallback>> per_cpu_;
+  bool from_ticks_ = false;
+  TickGracePeriods ticks_;
   std::vector<bool> flood_;
   Time grace_ = 0;
   RcuBatchLimits limits_;

@@ -50,6 +50,7 @@ void Cpu::grant(Time at, bool result) {
     sleeping_ = false;
   } else {
     lock_wait_ += waited;
+    qs_blocked_ += at - wait_since_;  // spinning: no quiescent state at a tick
     std::string stack;
     if (waited > 0)
       for (int i = 0; i < depth(); ++i) {

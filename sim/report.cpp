@@ -155,6 +155,11 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
       if (r.window > 0)
         out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
             round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
+    // Grace periods from ticks: their mean length in the window, per row.
+    for (const auto& r : rows)
+      if (r.grace_periods > 0)
+        out[fmt::format("rcu.{}.grace_period_us", r.nr_task)] =
+            round_to(to_us(r.window) / static_cast<double>(r.grace_periods), 1);
     // Pages per counted operation, per row: lkp's pgalloc_normal over its run / the ops in it.
     for (const auto& r : rows) {
       std::uint64_t ops = 0;

@@ -31,6 +31,7 @@ RunResult simulate(const RunSpec& spec) {
     slub = std::make_unique<slub::Slub>(
         world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed,
                            spec.capacity ? *spec.capacity : CapacityOverride{}));
+  if (slub) slub->set_busy_cpus(task_cpu);
   const Program program = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
   auto bound = bind_program(program, world, spec.mode, task_node, m.nr_nodes, slub.get());
   auto& bindings = bound.tasks;
@@ -39,7 +40,7 @@ RunResult simulate(const RunSpec& spec) {
 
   // SLUB counters over the window: snapshots when global time reaches its edges.
   std::vector<slub::StatCounters> at_begin;
-  std::uint64_t pgalloc_begin = 0, pgfree_begin = 0, ksoftirqd_begin = 0;
+  std::uint64_t pgalloc_begin = 0, pgfree_begin = 0, ksoftirqd_begin = 0, gp_begin = 0;
   RunResult r;
   Timer window_begin([&] {
     if (!slub) return;
@@ -47,6 +48,7 @@ RunResult simulate(const RunSpec& spec) {
     pgalloc_begin = slub->pages().pgalloc();
     pgfree_begin = slub->pages().pgfree();
     ksoftirqd_begin = slub->softirq().switch_ins();
+    gp_begin = slub->grace_periods_ended();
   });
   Timer window_end([&] {
     if (!slub) return;
@@ -63,6 +65,7 @@ RunResult simulate(const RunSpec& spec) {
     r.pgalloc = slub->pages().pgalloc() - pgalloc_begin;
     r.pgfree = slub->pages().pgfree() - pgfree_begin;
     r.ksoftirqd_runs = slub->softirq().switch_ins() - ksoftirqd_begin;
+    r.grace_periods = slub->grace_periods_ended() - gp_begin;
   });
   engine.schedule(begin, &window_begin);
   engine.schedule(end, &window_end);

@@ -95,6 +95,7 @@ struct RunResult {
   std::uint64_t pgalloc = 0;          // pages the page allocator handed out in the window
   std::uint64_t pgfree = 0;           // pages it took back in the window
   std::uint64_t ksoftirqd_runs = 0;   // times ksoftirqd got a CPU in the window, all CPUs
+  std::uint64_t grace_periods = 0;    // grace periods that ended in the window (from ticks only)
   std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
   // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
   std::vector<std::pair<std::string, std::array<double, 3>>> per_op;

@@ -74,6 +74,12 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
   auto rcu = root.at("rcu");
   c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
+  {
+    auto gm = rcu.at("grace_period_model");
+    const std::string model = gm.sourced_value_any().str();
+    if (model != "fixed" && model != "ticks") gm.at("value").fail("must be \"fixed\" or \"ticks\"");
+    c.rcu_grace_period_from_ticks = model == "ticks";
+  }
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   c.costs.rcu_callback_cold_lines =
@@ -180,6 +186,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.remote_refill_trylock = k.has("remote-refill-trylock");
   p.features.skip_freelist = k.has("skip-freelist");
   p.rcu_grace_period = costs.rcu_grace_period;
+  p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;
   p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);

@@ -17,6 +17,7 @@ struct SlubCostConfig {
   slub::Costs costs;
   slub::PageAllocParams page_alloc;
   Time rcu_grace_period = 0;
+  bool rcu_grace_period_from_ticks = false;  // costs.rcu.grace_period_model "ticks"
   RcuBatchLimits rcu_batch;
   SoftirqLimits softirq;
   Time trace_handoff_poll = 0;

@@ -166,3 +166,36 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   plain.leave(0, T::Round, 2, true);
   CHECK_FALSE(plain.ksoftirqd_runnable(0));
 }
+
+TEST_CASE("rcu: grace periods from ticks end when every busy CPU has noticed and then reported") {
+  RcuQueue q;
+  q.init(3, 1000, RcuBatchLimits{}, true);
+  auto& gp = q.grace_periods();
+  gp.set_busy({0, 1});  // CPU 2 is idle: it never holds a grace period up
+  q.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});  // waits for grace period 2
+  CHECK(gp.current() == 1);
+  // A tick first notices the grace period; only a later tick can report, and only with the
+  // draw under the chance of being outside slow paths, callbacks and spinning.
+  CHECK_FALSE(gp.tick(0, 1000, 1.0, 0.0));
+  CHECK_FALSE(gp.tick(0, 2000, 0.3, 0.5));  // in a slow path at the tick
+  CHECK_FALSE(gp.tick(0, 3000, 0.3, 0.2));  // reported
+  CHECK_FALSE(gp.tick(0, 4000, 1.0, 0.0));  // once per grace period
+  CHECK_FALSE(gp.tick(2, 4000, 1.0, 0.0));  // idle CPUs do not count
+  CHECK_FALSE(gp.tick(1, 4000, 1.0, 0.0));  // notices
+  CHECK_FALSE(q.ready(0, 4500));
+  CHECK(gp.tick(1, 5000, 1.0, 0.0));        // the last busy CPU: grace period 1 ends
+  CHECK(gp.completed() == 1);
+  CHECK(gp.ended() == 1);
+  CHECK_FALSE(q.ready(0, 5000));            // queued during 1, it waits for 2
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 6000, 1.0, 0.0));  // notice 2
+  CHECK_FALSE(gp.tick(0, 7000, 1.0, 0.0));
+  CHECK(gp.tick(1, 7000, 1.0, 0.0));
+  CHECK(q.ready(0, 7000));                  // time does not matter, grace periods do
+  CHECK(q.batch(0, 0) == 1);
+  // With fixed grace periods the ticks change nothing.
+  RcuQueue f;
+  f.init(1, 1000);
+  f.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});
+  CHECK_FALSE(f.ready(0, 1999));
+  CHECK(f.ready(0, 2000));
+}

@@ -155,6 +155,22 @@ TEST_CASE("why: a grace period's batch too big for the tick's irq exits goes to 
   }
 }
 
+TEST_CASE("why: grace periods from ticks end, free the callbacks and report their length") {
+  JobRequest r = small("mmap2", "v6.17", "8");
+  r.duration = "12ms";
+  r.warmup = "20ms";
+  r.sets.push_back("costs.rcu.grace_period_model=ticks");
+  Job job = resolve_job(r);
+  JobResult res = run_job(job, {});
+  json s = stdout_stats(job, res);
+  const auto& row = res.runs[0][0][0];
+  CHECK(row.grace_periods > 0);
+  // At least two ticks per grace period per CPU (notice, then report).
+  CHECK(get(s, "rcu.8.grace_period_us") >= 2000);
+  CHECK(get(s, "rcu.8.grace_period_us") == doctest::Approx(to_us(row.window) / static_cast<double>(row.grace_periods)).epsilon(0.01));
+  CHECK(get(s, "why.rcu.callbacks.percent") + get(s, "why.rcu.ksoftirqd.percent") > 0);
+}
+
 TEST_CASE("why: a lock-heavy stand-in spends its time waiting for the lock, by lock class") {
   auto m = preset("small-2s-8c");
   auto c = default_costs();

@@ -104,6 +104,7 @@ struct Params {
   bool validate = false;
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
+  bool rcu_grace_period_from_ticks = false;  // models/rcu.h TickGracePeriods instead of a fixed period
   RcuBatchLimits rcu_batch;  // default: every ready callback at once
   SoftirqLimits softirq;     // default: one round at every softirq point the workload offers
 };

@@ -61,7 +61,8 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
           *this, make_slab_layer(*this, f.remote_refill_trylock, f.skip_freelist), true);
       break;
   }
-  rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch);
+  rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch, p_.rcu_grace_period_from_ticks);
+  qs_last_.assign(static_cast<std::size_t>(numa.nr_cpus), {0, 0});
   // Each CPU's task is somewhere in its slice when the run starts.
   std::vector<Time> task_since(static_cast<std::size_t>(numa.nr_cpus), 0);
   if (p_.softirq.tick > 0)
@@ -256,6 +257,17 @@ Co<void> Slub::rcu_tick(Exec& e) {
   const int cpu = e.cpu();
   const Softirq::Turn turn = softirq_.enter(cpu, e.now());
   const Time start = e.now();
+  if (rcu_.from_ticks() && (turn == Softirq::Turn::IrqExit || turn == Softirq::Turn::Ksoftirqd)) {
+    // The tick's quiescent-state check (rcu_sched_clock_irq): the chance that it interrupted
+    // code where it can report is the share of the last tick interval spent outside such code.
+    auto& [at, blocked] = qs_last_[static_cast<std::size_t>(cpu)];
+    const Time span = e.now() - at;
+    const double p = span > 0 ? 1.0 - static_cast<double>(e.qs_blocked() - blocked) / static_cast<double>(span) : 1.0;
+    at = e.now();
+    blocked = e.qs_blocked();
+    const double draw = static_cast<double>(rng_[cpu].below(1u << 20)) / static_cast<double>(1u << 20);
+    rcu_.grace_periods().tick(cpu, e.now(), std::clamp(p, 0.0, 1.0), draw);
+  }
   switch (turn) {
     case Softirq::Turn::None:
       co_return;

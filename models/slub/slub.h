@@ -64,6 +64,9 @@ class Slub {
   const Softirq& softirq() const { return softirq_; }
   const PageAllocator& pages() const { return *pages_; }
   Random& rng(int cpu) { return rng_[cpu]; }
+  // The CPUs that run tasks: with grace periods from ticks, only they hold a period up.
+  void set_busy_cpus(const std::vector<int>& cpus) { rcu_.grace_periods().set_busy(cpus); }
+  std::uint64_t grace_periods_ended() const { return rcu_.grace_periods().ended(); }
 
   // kmem_cache_alloc / kmem_cache_alloc_node: try alloc_fast, and co_await alloc() if it
   // returns nullptr (alloc() also works alone). nullptr from alloc() = out of memory.
@@ -147,6 +150,7 @@ class Slub {
   std::unique_ptr<PageAllocator> pages_;
   std::unique_ptr<Frontend> fe_;
   std::vector<Random> rng_;
+  std::vector<std::pair<Time, Time>> qs_last_;  // per CPU: last tick, its qs_blocked() then
   std::unordered_map<std::uintptr_t, Slab*> page_to_slab_;  // pfn -> slab
   std::vector<std::vector<LineId>> free_lines_;             // per node, reused for new slabs
   std::vector<std::vector<Slab*>> all_slabs_;               // per cache, for validation

@@ -47,6 +47,7 @@ expect_error "line_residency_us.value: must not be negative" --topology small-2s
 expect_error "costs.qspinlock.nope: no such parameter" --topology small-2s-8c --set costs.qspinlock.nope=1
 expect_error "sched_slice_us.value: must be positive" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set kernel.sched_slice_us.value=0
 expect_error "rcu.tick_us: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.tick_us=-1
+expect_error 'rcu.grace_period_model.value: must be "fixed" or "ticks"' --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.grace_period_model=sometimes
 expect_error "rcu.batch_time_limit_us: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.batch_time_limit_us=-1
 expect_error "unknown-op.json: program[1].op: unknown op 'sleep'" --topology small-2s-8c --workload "$data/unknown-op.json"
 expect_error "undeclared-lock.json: program[0].lock: no lock named 'zone_lock'" --topology small-2s-8c --workload "$data/undeclared-lock.json"
