@@ -83,3 +83,31 @@ inline std::string experiment_error_field(const json& doc) {
 }
 
 }  // namespace slubsim::test
+
+#include "sim/job.h"
+
+namespace slubsim::test {
+
+// A job of the source tree's configs: one workload on one topology and kernel.
+inline JobRequest job_request(const std::string& topology, const std::string& workload, const std::string& kernel,
+                              const std::string& nr_task, const std::string& duration, const std::string& warmup) {
+  JobRequest r;
+  r.home = source_dir();
+  r.topology = topology;
+  r.workload = workload;
+  r.kernel = kernel;
+  r.nr_task = nr_task;
+  r.duration = duration;
+  r.warmup = warmup;
+  return r;
+}
+
+// Default costs with the part-by-part hand-off and no contender RMWs: the hand-off tests' base.
+inline Costs mcs_costs_without_contender_rmw() {
+  Costs c = default_costs();
+  c.handoff = Costs::Handoff::Mcs;
+  c.contender_rmw = false;
+  return c;
+}
+
+}  // namespace slubsim::test

@@ -84,14 +84,7 @@ TEST_CASE("why: an allocator's lock waits name the kernel path that took the loc
   // v7.0 sheaf bursts on every CPU: barn waits under the sheaf paths.
   (void)m;
   (void)c;
-  JobRequest req;
-  req.home = source_dir();
-  req.topology = "small-2s-8c";
-  req.workload = "sheaf-burst";
-  req.kernel = "v7.0";
-  req.nr_task = "8";
-  req.duration = "2ms";
-  req.warmup = "2ms";
+  JobRequest req = job_request("small-2s-8c", "sheaf-burst", "v7.0", "8", "2ms", "2ms");
   Job job = resolve_job(req);
   JobResult res = run_job(job, {});
   const RunResult& r = res.runs[0][0][0];

@@ -81,9 +81,7 @@ TEST_CASE("qspinlock: the default hand-off is priced part by part (mcs)") {
 
 TEST_CASE("qspinlock (mcs): two CPUs of one LLC hand off in three transfers of the lock word") {
   auto m = preset("small-2s-8c");
-  auto c = default_costs();
-  c.handoff = Costs::Handoff::Mcs;
-  c.contender_rmw = false;
+  auto c = mcs_costs_without_contender_rmw();
   const Time s = 500 * kNs;
   // The releasing store invalidates the waiter's polled copy, the waiter's poll misses, and its
   // set_locked takes the line back: 3 L; no third waiter, so no MCS node write.
@@ -98,9 +96,7 @@ TEST_CASE("qspinlock (mcs): two CPUs of one LLC hand off in three transfers of t
 
 TEST_CASE("qspinlock (mcs): with a waiter queued behind the head, passing MCS headship adds its node's transfer") {
   auto m = preset("small-2s-8c");
-  auto c = default_costs();
-  c.handoff = Costs::Handoff::Mcs;
-  c.contender_rmw = false;
+  auto c = mcs_costs_without_contender_rmw();
   const Time s = 500 * kNs;
   // Four CPUs of one LLC (0-3), never thinking: two waiters are queued at every hand-off.
   auto r = run_program(m, c, lock_program(0, s, false), 4, 2 * kMs);

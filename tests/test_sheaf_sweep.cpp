@@ -31,15 +31,8 @@ json kfree_rcu_stats(const std::string& kernel, bool validate) {
 }  // namespace
 
 TEST_CASE("sheaf sweep: one result per capacity, barn-lock contention falls as capacity grows") {
-  JobRequest r;
-  r.home = test::source_dir();
-  r.topology = "amd-epyc-2s-192c-4n";
-  r.workload = "sheaf-burst";
-  r.kernel = "v7.0";
-  r.nr_task = "192";
+  JobRequest r = test::job_request("amd-epyc-2s-192c-4n", "sheaf-burst", "v7.0", "192", "1ms", "500us");
   r.sheaf_capacity = "maple_node=32,64,128,256";
-  r.duration = "1ms";
-  r.warmup = "500us";
   r.jobs = 2;
   Job job = resolve_job(r);
   json all = stdout_stats(job, run_job(job, {}));

@@ -16,14 +16,8 @@ using namespace slubsim::test;
 namespace {
 
 JobRequest small(const std::string& workload, const std::string& kernel, const std::string& nr_task) {
-  JobRequest r;
-  r.home = source_dir();
-  r.topology = "small-2s-8c";
-  r.workload = workload;
-  r.kernel = kernel;
-  r.nr_task = nr_task;
-  r.duration = "2ms";
-  r.warmup = "12ms";  // past the 10 ms grace period: RCU callbacks run inside the window
+  // Warm-up past the 10 ms grace period: RCU callbacks run inside the window.
+  JobRequest r = job_request("small-2s-8c", workload, kernel, nr_task, "2ms", "12ms");
   r.jobs = 2;
   return r;
 }
