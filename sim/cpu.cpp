@@ -50,6 +50,7 @@ void Cpu::grant(Time at, bool result) {
     sleeping_ = false;
   } else {
     lock_wait_ += waited;
+    spin_total_ += at - wait_since_;
     qs_blocked_ += at - wait_since_;  // spinning: no quiescent state at a tick
     std::string stack;
     if (waited > 0)

@@ -43,6 +43,8 @@ class Cpu final : public Exec, public Process {
   Time idle() const { return idle_; }
   // Time this CPU spun waiting for locks inside the window.
   Time lock_wait() const { return lock_wait_; }
+  // Time this CPU spun waiting for locks since it started, window or not (the interval series).
+  Time spin_total() const { return spin_total_; }
   void set_window(Time begin, Time end) { set_account_window(begin, end); }
 
   void fire() override;
@@ -67,6 +69,7 @@ class Cpu final : public Exec, public Process {
   Time wait_since_ = 0;
   Time idle_ = 0;
   Time lock_wait_ = 0;
+  Time spin_total_ = 0;
 };
 
 }  // namespace slubsim

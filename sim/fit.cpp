@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 
 #include "sim/job.h"
@@ -184,11 +185,20 @@ std::vector<std::pair<std::string, double>> scaled_parameters(
 }
 
 ScaleSearch search_scale(double published, const std::function<double(double)>& simulate) {
+  // g(s) = 1/t(s) - 1/P is increasing in s where throughput falls as the non-slab time grows
+  // (the normal branch) and linear there if the rest does not scale. Near saturation t(s) is
+  // noisy and can peak: below some s, less non-slab time only adds contention. So the search
+  // keeps a bracket on the normal branch (fast: the largest s with t > P; slow: the smallest s
+  // above it with t < P) and narrows it by false position (Illinois: the end kept twice has its
+  // g halved), extrapolates while there is no bracket, and stops when a step towards smaller s
+  // made nothing faster: P is above the model's peak and cannot be reached.
   struct Point {
     double s, t;
   };
   std::vector<Point> pts;
   auto err = [&](double t) { return std::fabs(t / published - 1.0) * 100.0; };
+  auto g = [&](double t) { return 1.0 / t - 1.0 / published; };
+  auto budget_left = [&] { return static_cast<int>(pts.size()) < kFitMaxSimulations; };
   auto run = [&](double s) {
     double t = simulate(s);
     pts.push_back({s, t});
@@ -196,23 +206,59 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
   };
   double s = 1.0;
   double t = run(s);
-  while (err(t) > kFitTolerancePct && static_cast<int>(pts.size()) < kFitMaxSimulations) {
-    double next = 0;
-    if (pts.size() >= 2) {
-      // Secant on g(s) = 1/t(s) - 1/P, linear in s if the non-slab time scales and the rest does not.
-      const Point& a = pts[pts.size() - 2];
-      const Point& b = pts.back();
-      double ga = 1.0 / a.t - 1.0 / published, gb = 1.0 / b.t - 1.0 / published;
-      if (a.t > 0 && b.t > 0 && gb != ga) next = b.s - gb * (b.s - a.s) / (gb - ga);
+  std::optional<Point> fast, slow;  // bracket ends
+  double g_fast = 0, g_slow = 0;    // their (Illinois-weighted) g
+  int kept_fast = 0, kept_slow = 0; // steps in a row that kept each end
+  auto admit = [&](const Point& p) {
+    if (!(p.t > 0)) return;
+    if (p.t > published) {
+      if (!fast || p.s > fast->s) {
+        fast = p;
+        g_fast = g(p.t);
+        kept_fast = 0;
+        ++kept_slow;
+      }
+      if (slow && slow->s <= fast->s) slow.reset();  // a slow point below a fast one: the other branch
+    } else if (!fast || p.s > fast->s) {
+      if (!slow || p.s < slow->s) {
+        slow = p;
+        g_slow = g(p.t);
+        kept_slow = 0;
+        ++kept_fast;
+      }
     }
-    // First step, or a secant that goes nowhere sensible: the ratio step (all time scales with s).
-    if (!(next > 0) || !std::isfinite(next)) next = t > 0 ? s * t / published : s / 2;
-    // Never move by more than a factor of 4 in one step.
-    next = std::clamp(next, s / 4, s * 4);
+  };
+  admit(pts.back());
+  while (err(t) > kFitTolerancePct && budget_left()) {
+    double next = 0;
+    if (fast && slow) {
+      if (kept_fast >= 2) g_fast /= 2;
+      if (kept_slow >= 2) g_slow /= 2;
+      next = (fast->s * g_slow - slow->s * g_fast) / (g_slow - g_fast);
+      if (!(next > fast->s && next < slow->s)) next = (fast->s + slow->s) / 2;
+    } else {
+      // No bracket: secant through the last two points, else the ratio step (all time scales).
+      if (pts.size() >= 2) {
+        const Point& a = pts[pts.size() - 2];
+        const Point& b = pts.back();
+        double ga = g(a.t), gb = g(b.t);
+        if (a.t > 0 && b.t > 0 && gb != ga) next = b.s - gb * (b.s - a.s) / (gb - ga);
+        // Too slow at both and the smaller s no faster: past the model's peak.
+        if (slow && !fast && a.t > 0 && b.t > 0) {
+          const Point& lo = a.s < b.s ? a : b;
+          const Point& hi = a.s < b.s ? b : a;
+          if (lo.t <= hi.t) break;
+        }
+      }
+      if (!(next > 0) || !std::isfinite(next)) next = t > 0 ? s * t / published : s / 2;
+      // Never move by more than a factor of 4 in one step.
+      next = std::clamp(next, s / 4, s * 4);
+    }
     next = round_scale(next);
-    if (next == s) break;
+    if (next == s || (fast && slow && (next <= fast->s || next >= slow->s))) break;
     s = next;
     t = run(s);
+    admit(pts.back());
   }
   auto best = std::min_element(pts.begin(), pts.end(), [&](const Point& a, const Point& b) { return err(a.t) < err(b.t); });
   ScaleSearch out;

@@ -47,10 +47,13 @@ std::vector<std::pair<std::string, double>> base_parameters(const Experiment& e,
 std::vector<std::pair<std::string, double>> scaled_parameters(
     const std::vector<std::pair<std::string, double>>& base, double s);
 
-// The factor search: throughput ~ 1 / (s * W + slab), so 1 / throughput is linear in s.
-// From s = 1: a ratio step, then secant steps on 1 / throughput, at most kMaxSimulations, until
-// within kTolerancePct of `published`. simulate(s) returns the simulated metric.
-constexpr int kFitMaxSimulations = 6;
+// The factor search: throughput ~ 1 / (s * W + slab), so 1 / throughput is linear in s where
+// the locks do not saturate. From s = 1: a ratio step, then false position inside a bracket on
+// the branch where throughput falls with s (secant steps until there is one), at most
+// kMaxSimulations, until within kTolerancePct of `published`; it gives up early when a smaller s
+// is no faster (the published figure is above the model's peak). simulate(s) returns the
+// simulated metric.
+constexpr int kFitMaxSimulations = 8;
 constexpr double kFitTolerancePct = 0.5;
 struct ScaleSearch {
   double scale = 1, simulated = 0;

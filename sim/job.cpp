@@ -20,6 +20,10 @@ namespace slubsim {
 
 namespace fs = std::filesystem;
 
+// --interval: a bound on the series' length, so a typo (1ns over a second) is an error, not a
+// million keys.
+constexpr Time kMaxIntervals = 10000;
+
 std::string default_home() {
   if (const char* env = std::getenv("SLUBSIM_HOME"); env && *env) return env;
   return SLUBSIM_SOURCE_DIR;
@@ -204,6 +208,14 @@ Job resolve_job(const JobRequest& req) {
   job.warmup = req.warmup == "0" ? 0 : parse_duration(req.warmup, "--warmup");
   if (job.duration + job.warmup > 3600 * kSec)
     throw ConfigError("command line", "--duration", "warm-up plus duration must stay under an hour of simulated time");
+  if (!req.interval.empty()) {
+    job.interval = parse_duration(req.interval, "--interval");
+    if (job.interval > job.warmup + job.duration)
+      throw ConfigError("command line", "--interval", "must not exceed warm-up plus duration");
+    if ((job.warmup + job.duration) / job.interval > kMaxIntervals)
+      throw ConfigError("command line", "--interval",
+                        fmt::format("gives more than {} intervals over warm-up plus duration", kMaxIntervals));
+  }
 
   auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
   job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
@@ -302,6 +314,7 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
       spec.seed = job.request.seed + u.run;
       spec.warmup = job.warmup;
       spec.duration = job.duration;
+      spec.interval = job.interval;
       spec.caches = &job.caches;
       spec.capacity = &job.variants[u.variant].capacity.per_cache;
       spec.slub_costs = &job.slub_costs;

@@ -38,6 +38,7 @@ struct JobRequest {
   std::uint64_t seed = 1;
   std::string duration = "10ms";
   std::string warmup = "2ms";
+  std::string interval;  // "" = no interval series
   int jobs = 0;  // 0 = one per host CPU
   std::string home;  // where configs/ and workloads/ are
 };
@@ -67,6 +68,7 @@ struct Job {
   std::vector<int> nr_tasks;
   std::vector<Variant> variants;
   Time duration = 0, warmup = 0;
+  Time interval = 0;  // 0 = no interval series
 };
 
 // Read and check every input. Throws ConfigError on the first problem.

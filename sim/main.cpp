@@ -88,6 +88,8 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
        "measured window in simulated time (s, ms, us, ns); e.g. --duration 20ms")
       ("warmup", po::value(&r.warmup)->default_value(r.warmup),
        "simulated warm-up before the window (0 for none); e.g. --warmup 5ms")
+      ("interval", po::value(&r.interval),
+       "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys; is the window steady?); e.g. --interval 4ms")
       ("out", po::value(&out),
        "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several); e.g. --out results/run1")
       ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
@@ -162,6 +164,8 @@ po::options_description validate_options(ValidateOptions& o) {
        "replace every experiment's warm-up (a what-if, with the same guards as --set); e.g. --warmup 80ms")
       ("duration", po::value(&o.duration),
        "replace every experiment's measured window (a what-if, as --warmup); e.g. --duration 48ms")
+      ("interval", po::value(&o.interval),
+       "add the interval series to every result, as 'run --interval' does (needs an explicit --out, as --warmup); e.g. --interval 4ms")
       ("quiet", po::bool_switch(&o.quiet), "no progress lines on stderr")
       ("home", po::value(&o.home)->default_value(o.home),
        "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
@@ -188,13 +192,14 @@ int validate(const std::vector<std::string>& args) {
   if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
   if (!o.warmup.empty()) parse_duration(o.warmup, "--warmup");
   if (!o.duration.empty()) parse_duration(o.duration, "--duration");
-  if ((!o.sets.empty() || !o.warmup.empty() || !o.duration.empty()) && o.write) {
+  if (!o.interval.empty()) parse_duration(o.interval, "--interval");
+  if ((!o.sets.empty() || !o.warmup.empty() || !o.duration.empty() || !o.interval.empty()) && o.write) {
     // A what-if must not overwrite the committed results or fits by default.
     if (o.calibrate && vm["fits"].empty())
-      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration" : "--set",
+      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration/--interval" : "--set",
                         "with --calibrate needs an explicit --fits DIR");
     if (!o.calibrate && vm["out"].defaulted())
-      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration" : "--set",
+      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration/--interval" : "--set",
                         "needs an explicit --out DIR (or --no-write)");
   }
   if (o.experiments.empty()) o.experiments = o.home + "/configs/experiments";

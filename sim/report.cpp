@@ -205,6 +205,17 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
   out["sim.events"] = events;
   out["sim.requests"] = requests;
   out["sim.simulated_time_ms"] = round_to(to_sec(sim_time) * 1e3, 6);
+  // The interval series (--interval), per row: operations per second and the tasks' spin
+  // share in each interval, warm-up included, and where each interval ends.
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.samples.size(); ++i) {
+      const auto& s = r.samples[i];
+      auto key = [&](const char* what) { return fmt::format("interval.{}.{:04d}.{}", r.nr_task, i, what); };
+      out[key("end_ms")] = round_to(to_sec(s.end) * 1e3, 3);
+      out[key("ops_per_sec")] = round_to(static_cast<double>(s.ops) / to_sec(r.interval), 0);
+      out[key("spin_percent")] =
+          round_to(100.0 * static_cast<double>(s.spin) / (static_cast<double>(r.interval) * r.nr_task), 2);
+    }
   return out;
 }
 

@@ -93,6 +93,26 @@ RunResult simulate(const RunSpec& spec) {
     cpus.push_back(std::move(cpu));
   }
 
+  // The interval series: cumulative operations and spin of all tasks at each edge; the samples
+  // are their differences.
+  std::uint64_t ops_before = 0;
+  Time spin_before = 0, next_edge = spec.interval;
+  Timer sampler([&] {
+    std::uint64_t ops_now = 0;
+    Time spin_now = 0;
+    for (int t = 0; t < spec.nr_task; ++t) {
+      ops_now += bindings[t].counter.total;
+      spin_now += cpus[t]->spin_total();
+    }
+    r.samples.push_back({next_edge, ops_now - ops_before, spin_now - spin_before});
+    ops_before = ops_now;
+    spin_before = spin_now;
+    next_edge += spec.interval;
+    if (next_edge <= end) engine.schedule(next_edge, &sampler);
+  });
+  if (spec.interval > 0 && spec.interval <= end) engine.schedule(spec.interval, &sampler);
+  r.interval = spec.interval;
+
   engine.run();
   if (slub && spec.validate) slub->check();
 

@@ -29,6 +29,9 @@ struct RunSpec {
   std::uint64_t seed = 1;
   Time warmup = 0;
   Time duration = 0;
+  // > 0: sample throughput and spinning every `interval` of global time from 0 to the window's
+  // end, warm-up included (RunResult::samples); 0: no samples.
+  Time interval = 0;
   Options options;
   const std::vector<slub::CacheSpec>* caches = nullptr;
   const SlubCostConfig* slub_costs = nullptr;
@@ -77,6 +80,15 @@ struct TaskTime {
   }
 };
 
+// One interval of the series (RunSpec::interval): operations the tasks completed and time they
+// spun for locks in (end - interval, end] of global time. A CPU's own clock may run a little ahead
+// of global time, so an operation or a spin near an edge can land in the next interval.
+struct IntervalSample {
+  Time end = 0;
+  std::uint64_t ops = 0;
+  Time spin = 0;
+};
+
 struct RunResult {
   int nr_task = 0;
   std::uint64_t ops_per_sec = 0;  // will-it-scale "average": operations per second, all tasks
@@ -99,6 +111,8 @@ struct RunResult {
   std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
   // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
   std::vector<std::pair<std::string, std::array<double, 3>>> per_op;
+  Time interval = 0;                      // RunSpec::interval
+  std::vector<IntervalSample> samples;    // one per interval, warm-up included
 };
 
 // Throws ConfigError for inputs that cannot run, std::runtime_error if the simulation itself

@@ -199,6 +199,7 @@ JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, con
   r.seed = e.seed;
   r.duration = o.duration.empty() ? e.duration : o.duration;
   r.warmup = o.warmup.empty() ? e.warmup : o.warmup;
+  r.interval = o.interval;
   r.jobs = 1;
   return r;
 }

@@ -24,6 +24,8 @@ struct ValidateOptions {
   bool quiet = false;
   // Replace every experiment's duration / warmup (the default main job's short form); "" = keep.
   std::string duration, warmup;
+  // The interval series in every run (run --interval); "" = none.
+  std::string interval;
   // --set KEY=VALUE for every simulation, after the experiment's and variant's own sets and the
   // fit (a what-if on the whole scoreboard); the scoreboard says so at its top.
   std::vector<std::string> sets;

@@ -65,6 +65,40 @@ TEST_CASE("job: same inputs and seed give byte-identical stats, whatever the thr
   CHECK(a != c);
 }
 
+TEST_CASE("job: the interval series covers warm-up and window and leaves the results as they are") {
+  auto req = small_request();
+  req.nr_task = "8";
+  req.workload = "mmap2";
+  req.jobs = 1;
+  auto plain = stdout_stats(resolve_job(req), run_job(resolve_job(req), {}));
+  req.interval = "100us";
+  auto job = resolve_job(req);
+  auto result = run_job(job, {});
+  const auto& row = result.runs[0][0][0];
+  REQUIRE(row.samples.size() == 11);  // 100 us warm-up + 1 ms window
+  CHECK(row.samples.back().end == 1100 * kUs);
+  std::uint64_t ops = 0, in_window = 0;
+  for (const auto& s : row.samples) {
+    ops += s.ops;
+    if (s.end > 100 * kUs) in_window += s.ops;
+  }
+  CHECK(ops > 0);
+  // The window's operations, up to the few a CPU's clock carries across an edge.
+  std::uint64_t counted = 0;
+  for (auto o : row.task_ops) counted += o;
+  CHECK(static_cast<double>(in_window) == doctest::Approx(static_cast<double>(counted)).epsilon(0.02));
+  auto series = stdout_stats(job, result);
+  CHECK(series.contains("interval.8.0010.ops_per_sec"));
+  CHECK(series["interval.8.0010.end_ms"] == 1.1);
+  // Only the series keys and the engine's event count (the sampler's events) differ.
+  for (auto& [k, v] : plain.items())
+    if (k != "sim.events") CHECK_MESSAGE(series[k] == v, k);
+  req.interval = "2ms";
+  CHECK_THROWS_AS(resolve_job(req), ConfigError);
+  req.interval = "10ns";
+  CHECK_THROWS_AS(resolve_job(req), ConfigError);
+}
+
 TEST_CASE("job: --set changes any config parameter and rejects unknown ones") {
   auto req = small_request();
   req.sets = {"costs.qspinlock.handoff_alpha=3", "topology.latency_ns.llc=40"};

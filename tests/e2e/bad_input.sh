@@ -42,6 +42,7 @@ expect_error "--mode: 'both' is not process or thread" --topology small-2s-8c --
 expect_error "--kernel: unknown preset 'v5.0'" --topology small-2s-8c --kernel v5.0
 expect_error "--sheaf-capacity" --topology small-2s-8c --sheaf-capacity 0
 expect_error "--duration" --topology small-2s-8c --duration 10
+expect_error "--interval: must not exceed warm-up plus duration" --topology small-2s-8c --interval 5ms
 expect_error 'qspinlock.handoff.value: must be "mcs" or "alpha"' --topology small-2s-8c --set costs.qspinlock.handoff=fast
 expect_error "line_residency_us.value: must not be negative" --topology small-2s-8c --set costs.line_residency_us=-1
 expect_error "costs.qspinlock.nope: no such parameter" --topology small-2s-8c --set costs.qspinlock.nope=1
