@@ -10,6 +10,8 @@
 #include <optional>
 #include <utility>
 
+#include "models/frame_pool.h"
+
 namespace slubsim {
 
 template <class T>
@@ -18,6 +20,10 @@ class Co;
 namespace detail {
 
 struct PromiseBase {
+  // Frames come from the pool (models/frame_pool.h), not malloc.
+  static void* operator new(std::size_t n) { return frame_pool().allocate(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { frame_pool().deallocate(p, n); }
+
   std::coroutine_handle<> continuation = std::noop_coroutine();
   std::exception_ptr error;
   bool run_by_awaiter = false;  // being run from the awaiting coroutine's await_suspend

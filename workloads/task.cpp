@@ -77,8 +77,8 @@ Co<void> alloc_objects(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
   Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
   int node = s.node == -2 ? e.node() : s.node;
-  std::vector<void*> got;
-  got.reserve(static_cast<std::size_t>(s.count));
+  std::vector<void*>& got = b.scratch;
+  got.clear();
   for (int i = 0; i < s.count; ++i) {
     void* obj = b.slub->alloc_fast(e, cache, node);
     if (!obj) obj = co_await b.slub->alloc(e, cache, node);
@@ -88,25 +88,25 @@ Co<void> alloc_objects(Exec& e, const Step& s, TaskBinding& b) {
   b.count(e, s.cache, TaskBinding::kAlloc, got.size());
   // The step's objects enter the pool in one access (a batched enqueue).
   if (pool.shared && !got.empty()) co_await e.write(pool.line);
-  pool.objects.insert(pool.objects.end(), got.begin(), got.end());
+  for (void* obj : got) pool.objects.push_back(obj);
 }
 
 // Take up to `count` of the pool's oldest objects, leaving `keep`, in one access to a shared
-// pool (a batched dequeue).
-Co<std::vector<void*>> take_from_pool(Exec& e, const Step& s, Pool& pool) {
+// pool (a batched dequeue), into objs.
+Co<void> take_from_pool(Exec& e, const Step& s, Pool& pool, std::vector<void*>& objs) {
   if (pool.shared) co_await e.write(pool.line);
-  std::vector<void*> objs;
+  objs.clear();
   while (objs.size() < static_cast<std::size_t>(s.count) &&
          pool.objects.size() > static_cast<std::size_t>(s.keep)) {
     objs.push_back(pool.objects.front());
     pool.objects.pop_front();
   }
-  co_return objs;
 }
 
 Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
-  std::vector<void*> objs = co_await take_from_pool(e, s, *b.pools[s.pool]);
+  std::vector<void*>& objs = b.scratch;
+  co_await take_from_pool(e, s, *b.pools[s.pool], objs);
   b.count(e, s.cache, TaskBinding::kFree, objs.size());
   for (void* obj : objs)
     if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
@@ -114,7 +114,8 @@ Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
 
 Co<void> kfree_rcu_objects(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
-  std::vector<void*> objs = co_await take_from_pool(e, s, *b.pools[s.pool]);
+  std::vector<void*>& objs = b.scratch;
+  co_await take_from_pool(e, s, *b.pools[s.pool], objs);
   b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
   for (void* obj : objs) {
     if (s.op == StepOp::CallRcu) co_await b.slub->call_rcu_free(e, cache, obj);
@@ -133,7 +134,8 @@ Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
       break;
     case StepOp::AllocFromSheaf: {
       Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
-      std::vector<void*> got;
+      std::vector<void*>& got = b.scratch;
+      got.clear();
       for (int i = 0; i < s.count && sheaf; ++i) {
         void* obj = b.slub->alloc_from_sheaf(e, cache, sheaf);
         if (!obj) {
@@ -144,7 +146,7 @@ Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
       }
       b.count(e, s.cache, TaskBinding::kAlloc, got.size());
       if (pool.shared && !got.empty()) co_await e.write(pool.line);
-      pool.objects.insert(pool.objects.end(), got.begin(), got.end());
+      for (void* obj : got) pool.objects.push_back(obj);
       break;
     }
     case StepOp::ReturnSheaf:
@@ -158,7 +160,8 @@ Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
 
 Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
   slub::KmemCache& cache = *b.caches[s.cache];
-  std::vector<void*> objs(static_cast<std::size_t>(s.count));
+  std::vector<void*>& objs = b.scratch;
+  objs.assign(static_cast<std::size_t>(s.count), nullptr);
   if (s.op == StepOp::AllocBulk) {
     Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
     std::size_t got = co_await b.slub->alloc_bulk(e, cache, objs.size(), objs.data());

@@ -2,7 +2,6 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -27,10 +26,38 @@ struct Counter {
   }
 };
 
+// A FIFO of object pointers: a ring that doubles when full (a deque allocates a block every few
+// hundred pushes, and pools turn over millions of objects per simulation).
+class ObjectFifo {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  void* front() const noexcept { return ring_[head_]; }
+  void pop_front() noexcept {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --size_;
+  }
+  void push_back(void* p) {
+    if (size_ == ring_.size()) grow();
+    ring_[(head_ + size_) & (ring_.size() - 1)] = p;
+    ++size_;
+  }
+
+ private:
+  void grow() {
+    std::vector<void*> bigger(ring_.empty() ? 64 : ring_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = ring_[(head_ + i) & (ring_.size() - 1)];
+    ring_ = std::move(bigger);
+    head_ = 0;
+  }
+  std::vector<void*> ring_;  // a power of two long
+  std::size_t head_ = 0, size_ = 0;
+};
+
 // A FIFO of allocated objects. Pools shared between tasks have a cache line: every push and pop
 // is a shared access, made in global time order and priced like any contended line.
 struct Pool {
-  std::deque<void*> objects;
+  ObjectFifo objects;
   LineId line;
   bool shared = false;
 };
@@ -51,6 +78,9 @@ struct TaskBinding {
   void count(const Exec& e, int cache, ObjectOp op, std::uint64_t n) {
     if (e.now() >= counter.begin && e.now() < counter.end) object_ops[cache][op] += n;
   }
+  // One step's objects on their way between the pool and the allocator (steps run one at a
+  // time, so one buffer serves them all; it keeps its capacity, so steps allocate nothing).
+  std::vector<void*> scratch;
   Random rng;
   Counter counter;
   std::uint64_t alloc_failures = 0;

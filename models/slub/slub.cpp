@@ -340,8 +340,7 @@ Co<void> Frontend::return_sheaf(Exec&, KmemCache& s, Sheaf*) {
 // --- substrate ----------------------------------------------------------------------------
 
 Slab* Slub::virt_to_slab(const void* p) const {
-  auto it = page_to_slab_.find(reinterpret_cast<std::uintptr_t>(p) >> kPageShift);
-  return it == page_to_slab_.end() ? nullptr : it->second;
+  return page_to_slab_.find(reinterpret_cast<std::uintptr_t>(p) >> kPageShift);
 }
 
 Slab* Slub::checked_slab(KmemCache& s, void* obj) const {
@@ -439,7 +438,7 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
   slab->slot = all_slabs_[s.index].size();
   all_slabs_[s.index].push_back(slab);
   for (std::size_t pg = 0; pg < (std::size_t{1} << order); ++pg)
-    page_to_slab_[(reinterpret_cast<std::uintptr_t>(slab->base) >> kPageShift) + pg] = slab;
+    page_to_slab_.insert((reinterpret_cast<std::uintptr_t>(slab->base) >> kPageShift) + pg, slab);
   e.spend(p_.costs.new_slab);
   if (build) build_freelist(e, s, slab);
   // inc_slabs_node: two atomics on the node's line (CONFIG_SLUB_DEBUG).

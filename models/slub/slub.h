@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "models/slub/page_map.h"
 #include <unordered_set>
 #include <vector>
 
@@ -151,7 +153,7 @@ class Slub {
   std::unique_ptr<Frontend> fe_;
   std::vector<Random> rng_;
   std::vector<std::pair<Time, Time>> qs_last_;  // per CPU: last tick, its qs_blocked() then
-  std::unordered_map<std::uintptr_t, Slab*> page_to_slab_;  // pfn -> slab
+  PageMap page_to_slab_;  // pfn -> slab
   std::vector<std::vector<LineId>> free_lines_;             // per node, reused for new slabs
   std::vector<std::vector<Slab*>> all_slabs_;               // per cache, for validation
   std::unordered_set<const void*> in_use_;                   // validation: objects held by users

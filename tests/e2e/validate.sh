@@ -59,12 +59,14 @@ grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
 "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/whatif" --set costs.qspinlock.contender_rmw=true \
   --quiet >/dev/null || fail "validate --set --out"
 grep -q "What-if, not the committed model" "$tmp/whatif/scoreboard.md" || fail "the what-if scoreboard does not say so"
-# --warmup/--duration are what-ifs too: guarded like --set, and a bad duration is an error.
+# --warmup/--duration/--interval are what-ifs too: guarded like --set, and a bad duration is an error.
 (cd "$tmp" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --warmup 2ms --quiet >/dev/null 2>"$tmp/err"); rc=$?
-[ $rc -eq 2 ] && grep -q -- "--warmup/--duration: needs an explicit --out" "$tmp/err" || fail "validate --warmup without --out: rc $rc, $(cat "$tmp/err")"
+[ $rc -eq 2 ] && grep -q -- "--warmup/--duration/--interval: needs an explicit --out" "$tmp/err" || fail "validate --warmup without --out: rc $rc, $(cat "$tmp/err")"
 "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/w2" --duration 5 --quiet >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q -- "--duration: '5' needs a unit" "$tmp/err" || fail "validate --duration 5: $(cat "$tmp/err")"
 [ -e "$tmp/w2" ] && fail "validate --duration 5 wrote $tmp/w2"
+(cd "$tmp" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --interval 1ms --quiet >/dev/null 2>"$tmp/err"); rc=$?
+[ $rc -eq 2 ] && grep -q -- "needs an explicit --out" "$tmp/err" || fail "validate --interval without --out: rc $rc, $(cat "$tmp/err")"
 python3 - "$tmp/a/scoreboard.json" <<'PY' || fail "scoreboard.json contents"
 import json, sys
 b = json.load(open(sys.argv[1]))
