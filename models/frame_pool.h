@@ -16,6 +16,12 @@ namespace slubsim::detail {
 constexpr std::size_t kFrameGranule = 64;
 constexpr std::size_t kFrameClasses = 64;  // pooled up to 4 KiB; larger frames use operator new
 constexpr std::size_t kFrameChunk = std::size_t{1} << 20;
+// Under AddressSanitizer every frame is its own allocation, so a use after a frame's end is caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kFramePoolOff = true;
+#else
+constexpr bool kFramePoolOff = false;
+#endif
 
 // A fresh chunk of kFrameChunk bytes, kept for the process's life.
 void* frame_chunk();
@@ -32,7 +38,7 @@ struct FramePool {
 
   void* allocate(std::size_t n) {
     const std::size_t c = size_class(n);
-    if (c >= kFrameClasses) return ::operator new(n);
+    if (kFramePoolOff || c >= kFrameClasses) return ::operator new(n);
     if (Free* f = lists[c]) {
       lists[c] = f->next;
       return f;
@@ -49,7 +55,7 @@ struct FramePool {
   }
   void deallocate(void* p, std::size_t n) noexcept {
     const std::size_t c = size_class(n);
-    if (c >= kFrameClasses) {
+    if (kFramePoolOff || c >= kFrameClasses) {
       ::operator delete(p);
       return;
     }
