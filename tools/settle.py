@@ -11,6 +11,10 @@ throughput within TOLERANCE percent of it. An experiment's warm-up is the latest
 its topologies, variants and rows, rounded up to 10 ms, and never under 20 ms. A run that never
 settles (an oscillation wider than the tolerance) is reported as such and counts as the whole
 series.
+
+The window: long enough that its mean throughput has a standard error of at most SE percent
+(--se, 2) given the spread of the tail's intervals (taken as independent), at least 12 ms; the
+experiment's window is the longest its runs ask for.
 """
 import argparse
 import glob
@@ -52,11 +56,12 @@ def main():
     ap.add_argument("--tolerance", type=float, default=5.0)
     ap.add_argument("--block-ms", type=float, default=24.0)
     ap.add_argument("--tail-ms", type=float, default=60.0)
+    ap.add_argument("--se", type=float, default=2.0)
     a = ap.parse_args()
     files = sorted(glob.glob(os.path.join(a.results, "*", "*", "*", "stats.json")))
     if not files:
         sys.exit(f"{a.results}: no <experiment>/<topology>/<variant>/stats.json (run validate --interval first)")
-    worst = {}
+    worst, window = {}, {}
     for f in files:
         exp, topo, variant = f.split(os.sep)[-4:-1]
         stats = json.load(open(f))
@@ -66,12 +71,19 @@ def main():
         for n in rows:
             s = series(stats, n)
             t, steady = settle_time(s, a.tolerance, a.block_ms, a.tail_ms)
+            step = s[0][0]
+            tail = [x[1] for x in s if x[0] > s[-1][0] - a.tail_ms]
+            rsd = statistics.pstdev(tail) / steady * 100 if steady > 0 else 0.0
+            w = max(12.0, step * math.ceil((rsd / a.se) ** 2))
             shown = "never" if t is None else f"{t:.0f} ms"
-            print(f"{exp} {topo} {variant} nr_task={n}: settles {shown} (steady {steady / 1e6:.2f} M ops/s)")
+            print(f"{exp} {topo} {variant} nr_task={n}: settles {shown} (steady {steady / 1e6:.2f} M ops/s, "
+                  f"{rsd:.1f}% spread per {step:g} ms: window {w:.0f} ms)")
             worst[exp] = max(worst.get(exp, 0), s[-1][0] if t is None else t)
+            window[exp] = max(window.get(exp, 0), w)
     print()
     for exp, t in sorted(worst.items()):
-        print(f"{exp}: warm-up {max(20, 10 * math.ceil(t / 10)):.0f} ms (latest settle {t:.0f} ms)")
+        print(f"{exp}: warm-up {max(20, 10 * math.ceil(t / 10)):.0f} ms (latest settle {t:.0f} ms), "
+              f"window {window[exp]:.0f} ms")
 
 
 if __name__ == "__main__":
