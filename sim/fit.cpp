@@ -209,6 +209,7 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
   std::optional<Point> fast, slow;  // bracket ends
   double g_fast = 0, g_slow = 0;    // their (Illinois-weighted) g
   int kept_fast = 0, kept_slow = 0; // steps in a row that kept each end
+  bool probed = false;               // the plateau probe below was taken
   auto admit = [&](const Point& p) {
     if (!(p.t > 0)) return;
     if (p.t > published) {
@@ -243,11 +244,18 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
         const Point& b = pts.back();
         double ga = g(a.t), gb = g(b.t);
         if (a.t > 0 && b.t > 0 && gb != ga) next = b.s - gb * (b.s - a.s) / (gb - ga);
-        // Too slow at both and the smaller s no faster: past the model's peak.
+        // Too slow at both and the smaller s no faster: a saturated plateau. Near the edge of
+        // saturation the model can have two regimes (T05's base: about 80 M ops/s over s 0.34-0.45,
+        // 105-130 M below 0.31), so probe once at half the smaller s; if that is no faster
+        // either, the published figure is above the model's peak.
         if (slow && !fast && a.t > 0 && b.t > 0) {
           const Point& lo = a.s < b.s ? a : b;
           const Point& hi = a.s < b.s ? b : a;
-          if (lo.t <= hi.t) break;
+          if (lo.t <= hi.t) {
+            if (probed) break;
+            probed = true;
+            next = lo.s / 2;
+          }
         }
       }
       if (!(next > 0) || !std::isfinite(next)) next = t > 0 ? s * t / published : s / 2;

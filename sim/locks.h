@@ -33,6 +33,9 @@ struct LockWaiter {
   Cpu* cpu;
   Time since;
   bool write = true;  // rwsem: writer or reader
+  // qspinlock (mcs): when this waiter starts polling the lock word: at once if it queued as the
+  // head, else when the previous head's write to its MCS node lands.
+  Time polls_from = 0;
 };
 
 struct QSpinLock {

@@ -248,8 +248,15 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   for (const CellScore* c : join(cal, seed)) (c->cell->across_releases ? across : within).push_back(c);
   b.within_tree = totals(within);
   b.across_releases = totals(across);
+  std::vector<const CellScore*> within_cal, within_seed;
+  for (const CellScore* c : cal)
+    if (!c->cell->across_releases) within_cal.push_back(c);
+  for (const CellScore* c : seed)
+    if (!c->cell->across_releases) within_seed.push_back(c);
+  b.within_tree_calibration = totals(within_cal);
+  b.within_tree_seeds = totals(within_seed);
   // Sensitivity over throughput comparisons, each once, on each experiment's best topology.
-  std::vector<DeltaPair> sens_all, sens_within, sens_across;
+  std::vector<DeltaPair> sens_all, sens_within, sens_across, sens_within_cal, sens_within_seed;
   for (const auto& e : b.experiments) {
     if (e.topologies.empty()) continue;
     const auto& t = e.topologies[e.best];
@@ -262,6 +269,8 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
       DeltaPair p{c.published_delta, *c.sim_delta};
       sens_all.push_back(p);
       (c.cell->across_releases ? sens_across : sens_within).push_back(p);
+      if (!c.cell->across_releases)
+        (e.experiment->calibration_set ? sens_within_cal : sens_within_seed).push_back(p);
     }
   }
   std::vector<const ProfileRowScore*> fitted, predicted;
@@ -282,6 +291,8 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   b.sens_overall = sensitivity(sens_all);
   b.sens_within_tree = sensitivity(sens_within);
   b.sens_across_releases = sensitivity(sens_across);
+  b.sens_within_tree_calibration = sensitivity(sens_within_cal);
+  b.sens_within_tree_seeds = sensitivity(sens_within_seed);
   b.calibration_all = totals(cal_all);
   b.seeds_all = totals(seed_all);
   b.overall_all = totals(join(cal_all, seed_all));

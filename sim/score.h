@@ -148,7 +148,11 @@ struct Scoreboard {
   // The same cells split by whether both kernels come from one source tree (the slab change
   // alone) or from two releases (plus every other change between them; ExperimentVariant::tree):
   Totals within_tree, across_releases;
+  // Cells within one tree again, split by set: the calibration set's, and the seed checks', whose
+  // non-slab time is borrowed rather than fitted.
+  Totals within_tree_calibration, within_tree_seeds;
   Sensitivity sens_overall, sens_within_tree, sens_across_releases;
+  Sensitivity sens_within_tree_calibration, sens_within_tree_seeds;
   // Profile rows on each experiment's best topology: baseline states and predicted states.
   ProfileTotals profiles_fitted, profiles_predicted;
   CounterTotals counters_fitted, counters_predicted;

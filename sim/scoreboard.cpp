@@ -97,7 +97,9 @@ const char* kSensitivityNote =
     "a one-row job; per_process_ops and workload of one pair) counted once; |sim|/|pub| = median |simulated "
     "delta| / median |published delta|; slope = least squares of simulated on published delta through the "
     "origin; Spearman = rank correlation. 1, 1 and 1 would be a model that swings as far as the machines, in "
-    "the same order.";
+    "the same order. The within-tree comparisons are also given per set: the seed checks' non-slab time is "
+    "borrowed from a calibration fit of another machine (their authors published deltas only), so their swing "
+    "depends on how fast that machine is taken to be.";
 
 std::string num(const std::optional<double>& v, int digits) {
   return v ? fmt::format("{:.{}f}", *v, digits) : "n/a";
@@ -250,6 +252,8 @@ std::string scoreboard_text(const Scoreboard& b) {
   out += fmt::format("sensitivity within one source tree: {}\n", sensitivity_line(b.sens_within_tree));
   out += fmt::format("            across releases:        {}\n", sensitivity_line(b.sens_across_releases));
   out += fmt::format("            all:                    {}\n", sensitivity_line(b.sens_overall));
+  out += fmt::format("  within one tree, calibration set: {}\n", sensitivity_line(b.sens_within_tree_calibration));
+  out += fmt::format("  within one tree, seed checks:     {}\n", sensitivity_line(b.sens_within_tree_seeds));
   out += fmt::format("profiles: baseline states {}; test states (predicted) {}\n",
                      profile_totals_line(b.profiles_fitted), profile_totals_line(b.profiles_predicted));
   out += fmt::format("counters: baseline states {}; test states (predicted) {}\n",
@@ -317,12 +321,16 @@ std::string scoreboard_markdown(const Scoreboard& b) {
   out += totals_md_row("all (every topology)", b.overall_all);
   out += totals_md_row("within one source tree (best topology)", b.within_tree);
   out += totals_md_row("across releases (best topology)", b.across_releases);
+  out += totals_md_row("within one source tree: calibration set", b.within_tree_calibration);
+  out += totals_md_row("within one source tree: seed checks", b.within_tree_seeds);
   out += fmt::format("\n{}\n", kAcrossReleasesNote);
   out += "\n| sensitivity (best topology) | comparisons | median \\|sim\\| / median \\|pub\\| | slope | Spearman |\n"
          "|---|---|---|---|---|\n";
   out += sensitivity_md_row("within one source tree", b.sens_within_tree);
   out += sensitivity_md_row("across releases", b.sens_across_releases);
   out += sensitivity_md_row("all", b.sens_overall);
+  out += sensitivity_md_row("within one source tree: calibration set", b.sens_within_tree_calibration);
+  out += sensitivity_md_row("within one source tree: seed checks", b.sens_within_tree_seeds);
   out += fmt::format("\n{}\n", kSensitivityNote);
   out += fmt::format("\n| profiles (best topology) | rows | median \\|error\\| (points) |\n|---|---|---|\n"
                      "| baseline states (may calibrate) | {} | {} |\n| test states (predicted) | {} | {} |\n",
@@ -416,10 +424,14 @@ json scoreboard_json(const Scoreboard& b) {
   j["seed_checks"] = totals_json(b.seeds);
   j["within_tree"] = totals_json(b.within_tree);
   j["across_releases"] = totals_json(b.across_releases);
+  j["within_tree_calibration_set"] = totals_json(b.within_tree_calibration);
+  j["within_tree_seed_checks"] = totals_json(b.within_tree_seeds);
   j["across_releases_note"] = kAcrossReleasesNote;
   j["sensitivity"] = {{"within_tree", sensitivity_json(b.sens_within_tree)},
                       {"across_releases", sensitivity_json(b.sens_across_releases)},
                       {"all", sensitivity_json(b.sens_overall)},
+                      {"within_tree_calibration_set", sensitivity_json(b.sens_within_tree_calibration)},
+                      {"within_tree_seed_checks", sensitivity_json(b.sens_within_tree_seeds)},
                       {"note", kSensitivityNote}};
   j["profiles"] = {{"baseline_states", profile_totals_json(b.profiles_fitted)},
                    {"test_states", profile_totals_json(b.profiles_predicted)},

@@ -99,7 +99,7 @@ Outcome World::spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only) {
     word.spinner = c;  // the first waiter polls the lock word
     coh_.read(word, c, t);
   }
-  l.queue.push_back({&cpu, t});
+  l.queue.push_back({&cpu, t, true, t});
   return {false};
 }
 
@@ -121,7 +121,7 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   const int after = l.queue.empty() ? -1 : l.queue.front().cpu->cpu();
   Time at = 0;
   if (c_.handoff == Costs::Handoff::Mcs) {
-    at = mcs_handoff(word, c, n, after, t);
+    at = mcs_handoff(l, word, c, next, t);
   } else {
     // The releasing store needs the word back if a contender took it since the holder's last
     // touch (only with contender_rmw); the head waiter then reads it: the hand-off.
@@ -150,20 +150,25 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
 // coherence model, so the lock word's line also carries whatever else is queued on it.
 //  1. the holder's releasing store to the locked byte invalidates the head waiter's polled copy
 //     (the releaser goes on at once: a store does not stall it);
-//  2. the head waiter's poll (atomic_cond_read_acquire) misses and re-reads the word;
-//  3. it sets the locked byte (set_locked), taking the line back from the releaser;
+//  2. the head waiter's poll (atomic_cond_read_acquire) misses and re-reads the word, once it
+//     polls at all: a head that got headship by an MCS node write polls from when that landed;
+//  3. it sets the locked byte (set_locked), taking the line back from the releaser; the new
+//     holder enters its critical section when this lands;
 //  4. with another waiter queued behind it, it passes on MCS headship
-//     (arch_mcs_spin_unlock_contended) by writing that waiter's queue node, which the waiter
-//     spins on: a line last written by that waiter. That waiter then polls the word (spinner).
-// The new holder enters its critical section when the last part lands.
-Time World::mcs_handoff(Line& word, int holder, int head, int after, Time t) {
+//     (arch_mcs_spin_unlock_contended) by a release store to that waiter's queue node, a line
+//     last written by that waiter. The new holder does not wait for that store: it only decides
+//     when the next head starts polling the word (part 2 of the next hand-off).
+Time World::mcs_handoff(QSpinLock& l, Line& word, int holder, const LockWaiter& head, Time t) {
+  const int h = head.cpu->cpu();
   word.spinner = -1;  // the parts below are the head's polling, priced one by one
-  if (!word.has_copy(head)) word.sharers.push_back(head);  // the head has been polling the word
+  if (!word.has_copy(h)) word.sharers.push_back(h);  // the head has been polling the word
   const Time released = coh_.write(word, holder, t);
-  const Time seen = coh_.read(word, head, released);
-  Time at = coh_.write(word, head, seen);
-  if (after >= 0) {
-    at = coh_.write(mcs_node(after), head, at);
+  const Time seen = coh_.read(word, h, std::max(released, head.polls_from));
+  const Time at = coh_.write(word, h, seen);
+  if (!l.queue.empty()) {
+    LockWaiter& next = l.queue.front();
+    const int after = next.cpu->cpu();
+    next.polls_from = coh_.write(mcs_node(after), h, at);
     word.spinner = after;
   }
   return at;

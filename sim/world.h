@@ -73,7 +73,7 @@ class World : public Shared {
   Time up(Cpu& cpu, Rwsem& s, Time t, bool write);
   void grant_rwsem_waiters(Rwsem& s, int releaser, Time t);
   Time handoff(int from, int to, const Line& l) const;
-  Time mcs_handoff(Line& word, int holder, int head, int after, Time t);
+  Time mcs_handoff(QSpinLock& l, Line& word, int holder, const LockWaiter& head, Time t);
   Line& mcs_node(int cpu);  // the CPU's qspinlock queue node (per-CPU qnodes)
 
   const Machine& m_;

@@ -305,6 +305,25 @@ TEST_CASE("fit: near saturation the search stays on the branch where throughput 
   CHECK(never.simulated == doctest::Approx(throughput(never.scale)));
 }
 
+TEST_CASE("fit: a saturated plateau above a faster regime is probed, not taken for the peak") {
+  // Two regimes, as T05's base had: above s = 0.32 a saturated lock holds throughput at a
+  // plateau slightly falling as s shrinks; below it the lock keeps up and throughput is
+  // 1 / (s W + B). The published point lies in the fast regime.
+  auto fast = [](double s) { return 64.0 / ((s * 4000 + 1000) * 1e-9); };
+  auto throughput = [&](double s) { return s > 0.32 ? fast(0.32) * 0.6 * (0.9 + 0.1 * s) : fast(s); };
+  double published = fast(0.25);
+  REQUIRE(throughput(1.0) < published);
+  auto found = search_scale(published, throughput);
+  CHECK(found.converged);
+  CHECK(found.scale == doctest::Approx(0.25).epsilon(0.02));
+  CHECK(found.simulations <= kFitMaxSimulations);
+  // Without a faster regime below the plateau, the probe finds nothing and the search gives up.
+  auto flat = [&](double s) { return fast(0.32) * 0.6 * (0.9 + 0.1 * std::min(s, 1.0)); };
+  auto never = search_scale(published, flat);
+  CHECK_FALSE(never.converged);
+  CHECK(never.simulations < kFitMaxSimulations);
+}
+
 TEST_CASE("fit: a jagged throughput (a simulation's noise) still brackets and converges") {
   // +-1.5% deterministic jitter on 1 / (s W + B): a secant alone can wander; the bracket holds.
   auto throughput = [](double s) {
@@ -468,6 +487,43 @@ TEST_CASE("scoreboard: cells across releases are totalled apart from cells withi
   CHECK(j["across_releases"]["cells"] == 1);
   CHECK(j["within_tree"]["sign_agree"] == 1);
   CHECK(j["experiments"][0]["topologies"][0]["cells"][0]["across_releases"] == true);
+}
+
+TEST_CASE("scoreboard: cells within one tree are also totalled per set, calibration and seed") {
+  auto cal_doc = tiny();
+  cal_doc["cells"][1].erase("excluded");
+  cal_doc["variants"][2].erase("excluded");
+  cal_doc["cells"][1]["test"] = "c";
+  auto seed_doc = cal_doc;
+  seed_doc["id"] = "y";
+  seed_doc["calibration_set"] = false;
+  auto cal = parse_experiment(cal_doc, "dir/x.json");
+  auto seed = parse_experiment(seed_doc, "dir/y.json");
+  REQUIRE(cal.calibration_set);
+  REQUIRE_FALSE(seed.calibration_set);
+  auto score = [](const Experiment& e, double sim_a, double sim_b) {
+    ExperimentScore s;
+    s.experiment = &e;
+    TopologyScore t;
+    t.topology = "small-2s-8c";
+    t.nr_task = e.nr_task;
+    t.cells = {score_cell(e.cells[0], 100, sim_a), score_cell(e.cells[1], 100, sim_b)};
+    s.topologies = {t};
+    return s;
+  };
+  auto b = make_scoreboard({score(cal, 121, 121), score(seed, 100, 100)});
+  CHECK(b.within_tree.cells == 4);
+  CHECK(b.within_tree_calibration.cells == 2);
+  CHECK(b.within_tree_calibration.agree == 2);
+  CHECK(b.within_tree_seeds.cells == 2);
+  CHECK(b.within_tree_seeds.agree == 0);
+  auto md = scoreboard_markdown(b);
+  CHECK(md.find("| within one source tree: calibration set |") != std::string::npos);
+  CHECK(md.find("| within one source tree: seed checks |") != std::string::npos);
+  auto j = scoreboard_json(b);
+  CHECK(j["within_tree_seed_checks"]["cells"] == 2);
+  CHECK(j["sensitivity"].contains("within_tree_calibration_set"));
+  CHECK(j["sensitivity"].contains("within_tree_seed_checks"));
 }
 
 TEST_CASE("scoreboard: a what-if (validate --set) says so in every format") {
