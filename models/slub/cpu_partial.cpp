@@ -34,6 +34,7 @@ class CpuPartial final : public Frontend {
     void* obj = c.freelist;
     if (!obj || !c.slab || (node != kNoNode && c.slab->node != node)) return nullptr;
     c.freelist = get_freepointer(s.geo.offset, obj);
+    prefetch_freepointer(s.geo.offset, c.freelist);
     ++c.tid;
     e.spend(c_.alloc_fastpath);
     s.stat(Stat::ALLOC_FASTPATH);
