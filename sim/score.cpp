@@ -248,13 +248,14 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   for (const CellScore* c : join(cal, seed)) (c->cell->across_releases ? across : within).push_back(c);
   b.within_tree = totals(within);
   b.across_releases = totals(across);
-  std::vector<const CellScore*> within_cal, within_seed;
-  for (const CellScore* c : cal)
-    if (!c->cell->across_releases) within_cal.push_back(c);
-  for (const CellScore* c : seed)
-    if (!c->cell->across_releases) within_seed.push_back(c);
-  b.within_tree_calibration = totals(within_cal);
-  b.within_tree_seeds = totals(within_seed);
+  auto within_only = [](const std::vector<const CellScore*>& cells) {
+    std::vector<const CellScore*> out;
+    for (const CellScore* c : cells)
+      if (!c->cell->across_releases) out.push_back(c);
+    return out;
+  };
+  b.within_tree_calibration = totals(within_only(cal));
+  b.within_tree_seeds = totals(within_only(seed));
   // Sensitivity over throughput comparisons, each once, on each experiment's best topology.
   std::vector<DeltaPair> sens_all, sens_within, sens_across, sens_within_cal, sens_within_seed;
   for (const auto& e : b.experiments) {
