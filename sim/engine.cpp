@@ -5,17 +5,44 @@
 
 namespace slubsim {
 
+void Engine::sift_up(std::size_t i, Event e) noexcept {
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!earlier(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void Engine::sift_down(std::size_t i, Event e) noexcept {
+  const std::size_t n = heap_.size();
+  for (;;) {
+    const std::size_t first = i * kArity + 1;
+    if (first >= n) break;
+    const std::size_t last = std::min(first + kArity, n);
+    std::size_t best = first;
+    for (std::size_t c = first + 1; c < last; ++c)
+      if (earlier(heap_[c], heap_[best])) best = c;
+    if (!earlier(heap_[best], e)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = e;
+}
+
 void Engine::schedule(Time t, Process* p) {
   if (t < now_) throw std::logic_error("engine: event scheduled in the past");
-  heap_.push_back({t, seq_++, p});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, {t, seq_++, p});
 }
 
 bool Engine::step() {
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  Event e = heap_.back();
+  Event e = heap_.front();
+  const Event last = heap_.back();
   heap_.pop_back();
+  if (!heap_.empty()) sift_down(0, last);
   now_ = e.t;
   ++events_;
   e.p->fire();

@@ -55,9 +55,15 @@ class Engine {
     std::uint64_t seq;
     Process* p;
   };
-  static bool later(const Event& a, const Event& b) {
-    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  static bool earlier(const Event& a, const Event& b) noexcept {
+    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
   }
+  // A 4-ary min-heap on (t, seq): half the levels of a binary heap, and the four children of a
+  // node share one or two host cache lines. (t, seq) is a total order, so the firing order is
+  // the same for any correct priority queue.
+  static constexpr std::size_t kArity = 4;
+  void sift_up(std::size_t i, Event e) noexcept;
+  void sift_down(std::size_t i, Event e) noexcept;
   std::vector<Event> heap_;
   Time now_ = 0;
   std::uint64_t seq_ = 0;

@@ -74,10 +74,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
 Slub::~Slub() {
   fe_.reset();  // sheaves first
   for (auto& list : all_slabs_)
-    for (Slab* slab : list) {
-      std::free(slab->base);
-      delete slab;
-    }
+    for (Slab* slab : list) delete slab;
 }
 
 KmemCache* Slub::find(std::string_view name) {
@@ -340,7 +337,7 @@ Co<void> Frontend::return_sheaf(Exec&, KmemCache& s, Sheaf*) {
 // --- substrate ----------------------------------------------------------------------------
 
 Slab* Slub::virt_to_slab(const void* p) const {
-  return page_to_slab_.find(reinterpret_cast<std::uintptr_t>(p) >> kPageShift);
+  return arena_.find(p);
 }
 
 Slab* Slub::checked_slab(KmemCache& s, void* obj) const {
@@ -430,15 +427,13 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
   slab->node = got;
   slab->order = order;
   std::size_t bytes = kPageSize << order;
-  slab->base = static_cast<std::uint8_t*>(std::aligned_alloc(bytes, bytes));
-  if (!slab->base) throw std::bad_alloc();
+  slab->base = arena_.alloc(order);
   slab->objects = static_cast<std::uint32_t>(bytes / s.geo.size);
   slab->line = take_line(got);
   slab->id = next_slab_id_++;
   slab->slot = all_slabs_[s.index].size();
   all_slabs_[s.index].push_back(slab);
-  for (std::size_t pg = 0; pg < (std::size_t{1} << order); ++pg)
-    page_to_slab_.insert((reinterpret_cast<std::uintptr_t>(slab->base) >> kPageShift) + pg, slab);
+  arena_.set(slab->base, order, slab);
   e.spend(p_.costs.new_slab);
   if (build) build_freelist(e, s, slab);
   // inc_slabs_node: two atomics on the node's line (CONFIG_SLUB_DEBUG).
@@ -458,15 +453,14 @@ Co<void> Slub::discard_slab(Exec& e, KmemCache& s, Slab* slab) {
   n.total_objects -= slab->objects;
   --s.slabs_allocated;
   e.spend(p_.costs.discard_slab);
-  for (std::size_t pg = 0; pg < (std::size_t{1} << slab->order); ++pg)
-    page_to_slab_.erase((reinterpret_cast<std::uintptr_t>(slab->base) >> kPageShift) + pg);
+  arena_.set(slab->base, slab->order, nullptr);
   auto& list = all_slabs_[s.index];
   list[slab->slot] = list.back();
   list[slab->slot]->slot = slab->slot;
   list.pop_back();
   free_lines_[slab->node].push_back(slab->line);
   int node = slab->node, order = slab->order;
-  std::free(slab->base);
+  arena_.free(slab->base, order);
   delete slab;
   co_await pages_->free_pages(e, order, node);
 }

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "models/slub/page_map.h"
+#include "models/slub/slab_arena.h"
 #include <unordered_set>
 #include <vector>
 
@@ -153,7 +153,7 @@ class Slub {
   std::unique_ptr<Frontend> fe_;
   std::vector<Random> rng_;
   std::vector<std::pair<Time, Time>> qs_last_;  // per CPU: last tick, its qs_blocked() then
-  PageMap page_to_slab_;  // pfn -> slab
+  SlabArena arena_;  // slab pages and page -> slab
   std::vector<std::vector<LineId>> free_lines_;             // per node, reused for new slabs
   std::vector<std::vector<Slab*>> all_slabs_;               // per cache, for validation
   std::unordered_set<const void*> in_use_;                   // validation: objects held by users
