@@ -8,7 +8,7 @@ namespace slubsim {
 void Engine::sift_up(std::size_t i, Event e) noexcept {
   while (i > 0) {
     const std::size_t parent = (i - 1) / kArity;
-    if (!earlier(e, heap_[parent])) break;
+    if (!(e.key < heap_[parent].key)) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
@@ -22,9 +22,14 @@ void Engine::sift_down(std::size_t i, Event e) noexcept {
     if (first >= n) break;
     const std::size_t last = std::min(first + kArity, n);
     std::size_t best = first;
-    for (std::size_t c = first + 1; c < last; ++c)
-      if (earlier(heap_[c], heap_[best])) best = c;
-    if (!earlier(heap_[best], e)) break;
+    Key best_key = heap_[first].key;
+    for (std::size_t c = first + 1; c < last; ++c) {
+      const Key k = heap_[c].key;
+      const bool lt = k < best_key;  // selects, not branches
+      best = lt ? c : best;
+      best_key = lt ? k : best_key;
+    }
+    if (!(best_key < e.key)) break;
     heap_[i] = heap_[best];
     i = best;
   }
@@ -34,7 +39,7 @@ void Engine::sift_down(std::size_t i, Event e) noexcept {
 void Engine::schedule(Time t, Process* p) {
   if (t < now_) throw std::logic_error("engine: event scheduled in the past");
   heap_.emplace_back();
-  sift_up(heap_.size() - 1, {t, seq_++, p});
+  sift_up(heap_.size() - 1, {key_of(t, seq_++), p});
 }
 
 bool Engine::step() {
@@ -43,7 +48,7 @@ bool Engine::step() {
   const Event last = heap_.back();
   heap_.pop_back();
   if (!heap_.empty()) sift_down(0, last);
-  now_ = e.t;
+  now_ = time_of(e.key);
   ++events_;
   e.p->fire();
   return true;

@@ -37,7 +37,7 @@ class Engine {
   void schedule(Time t, Process* p);
   // True if a process whose clock reads t may act now: nothing queued is due before or at t
   // (a tie goes to what was queued first).
-  bool may_act_at(Time t) const noexcept { return heap_.empty() || t < heap_.front().t; }
+  bool may_act_at(Time t) const noexcept { return heap_.empty() || t < time_of(heap_.front().key); }
   // Move the clock to t (t >= now) for an access made without queueing.
   void advance(Time t) noexcept { now_ = t; }
   bool empty() const noexcept { return heap_.empty(); }
@@ -50,17 +50,20 @@ class Engine {
   }
 
  private:
+  // One key orders the queue: the time in the high half, the sequence number in the low half
+  // (t >= 0). (t, seq) is a total order, so the firing order is the same for any correct
+  // priority queue; a single 128-bit compare lets the child choice below be branch-free.
+  using Key = unsigned __int128;
   struct Event {
-    Time t;
-    std::uint64_t seq;
+    Key key;
     Process* p;
   };
-  static bool earlier(const Event& a, const Event& b) noexcept {
-    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
+  static Key key_of(Time t, std::uint64_t seq) noexcept {
+    return (static_cast<Key>(static_cast<std::uint64_t>(t)) << 64) | seq;
   }
-  // A 4-ary min-heap on (t, seq): half the levels of a binary heap, and the four children of a
-  // node share one or two host cache lines. (t, seq) is a total order, so the firing order is
-  // the same for any correct priority queue.
+  static Time time_of(Key k) noexcept { return static_cast<Time>(static_cast<std::uint64_t>(k >> 64)); }
+  // A 4-ary min-heap: half the levels of a binary one, and a node's four children on two host
+  // cache lines.
   static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i, Event e) noexcept;
   void sift_down(std::size_t i, Event e) noexcept;
