@@ -191,6 +191,26 @@ void resolve_trace(Job& job, const std::vector<Override>& overrides) {
 
 }  // namespace
 
+std::vector<std::string> window_warnings(const Job& job) {
+  const SlubCostConfig& c = job.slub_costs;
+  const Time period = c.rcu_grace_period_from_ticks ? 2 * c.softirq.tick : c.rcu_grace_period;
+  const Time settle = 3 * period;
+  std::vector<std::string> out;
+  if (period <= 0) return out;
+  const std::string how = c.rcu_grace_period_from_ticks
+                              ? fmt::format("three grace periods of at least two {} us ticks", to_us(c.softirq.tick))
+                              : fmt::format("three grace periods of {} us", to_us(c.rcu_grace_period));
+  if (job.warmup < settle)
+    out.push_back(fmt::format("--warmup {} ms is shorter than the {} ms RCU needs to settle ({}): the throughput "
+                              "is not yet steady; e.g. --warmup 20ms",
+                              to_us(job.warmup) / 1000.0, to_us(settle) / 1000.0, how));
+  if (job.duration < settle)
+    out.push_back(fmt::format("--duration {} ms spans fewer than three grace periods ({} ms): callbacks run in "
+                              "batches at period ends, and a shorter window samples that cycle unevenly; e.g. --duration 12ms",
+                              to_us(job.duration) / 1000.0, to_us(settle) / 1000.0));
+  return out;
+}
+
 Job resolve_job(const JobRequest& req) {
   Job job;
   job.request = req;

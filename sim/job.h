@@ -36,8 +36,9 @@ struct JobRequest {
   std::vector<std::string> patches;  // "+NAME" / "-NAME" on top of every kernel preset
   int runs = 1;
   std::uint64_t seed = 1;
-  std::string duration = "10ms";
-  std::string warmup = "2ms";
+  // The experiments' steady-state window (window_warnings says when a shorter one is not).
+  std::string duration = "12ms";
+  std::string warmup = "20ms";
   std::string interval;  // "" = no interval series
   int jobs = 0;  // 0 = one per host CPU
   std::string home;  // where configs/ and workloads/ are
@@ -73,6 +74,16 @@ struct Job {
 
 // Read and check every input. Throws ConfigError on the first problem.
 Job resolve_job(const JobRequest& req);
+
+// Whether the warm-up and window are long enough for RCU to settle, as one line per problem
+// (empty when they are). RCU settles in three grace periods: a callback queued at the start is
+// invoked after at most two (call_rcu waits for the end of the next period), and the frees of
+// that first batch refill the cpu and node layers over about one more. A grace period is
+// grace_period_us with fixed periods, and at least two ticks when periods end from ticks (one to
+// notice the period, a later one to report). The window itself should span three periods too:
+// callbacks are invoked in batches at period ends, and a shorter window samples that cycle
+// unevenly. A lower bound: spinning CPUs stretch tick-driven periods (tools/settle.py measures).
+std::vector<std::string> window_warnings(const Job& job);
 
 // Results of a job: [variant][run][row].
 struct JobResult {

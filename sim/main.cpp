@@ -85,9 +85,9 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
       ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
       ("seed", po::value(&r.seed)->default_value(r.seed), "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
       ("duration", po::value(&r.duration)->default_value(r.duration),
-       "measured window in simulated time (s, ms, us, ns); e.g. --duration 20ms")
+       "measured window in simulated time (s, ms, us, ns); the default is the experiments' steady-state window, and a window under three RCU grace periods draws a warning; e.g. --duration 24ms")
       ("warmup", po::value(&r.warmup)->default_value(r.warmup),
-       "simulated warm-up before the window (0 for none); e.g. --warmup 5ms")
+       "simulated warm-up before the window (0 for none); one shorter than RCU needs to settle (three grace periods) draws a warning; e.g. --warmup 40ms")
       ("interval", po::value(&r.interval),
        "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys; is the window steady?); e.g. --interval 4ms")
       ("out", po::value(&out),
@@ -132,6 +132,7 @@ int run(std::vector<std::string> args) {
     if (!quiet) std::cerr << "slubsim: " << line << "\n";
   };
   if (job.trace) progress(describe_trace(*job.trace));
+  for (const auto& w : window_warnings(job)) std::cerr << "slubsim: warning: " << w << "\n";
   JobResult result = run_job(job, progress);
   if (!out.empty()) write_results(out, job, result);
   if (table)

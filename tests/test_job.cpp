@@ -124,3 +124,29 @@ TEST_CASE("job: kernels and capacities multiply into variants") {
   req.kernel = "v9.9";
   CHECK_THROWS_AS(resolve_job(req), ConfigError);
 }
+
+TEST_CASE("job: a warm-up or window shorter than three grace periods draws a warning") {
+  JobRequest r;
+  r.home = test::source_dir();
+  r.topology = "small-2s-8c";
+  CHECK(window_warnings(resolve_job(r)).empty());  // the defaults are the steady-state window
+  // Default costs: fixed 4 ms grace periods, so RCU settles in 12 ms.
+  r.warmup = "11ms";
+  auto w = window_warnings(resolve_job(r));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("--warmup 11 ms is shorter than the 12 ms") != std::string::npos);
+  r.warmup = "12ms";
+  r.duration = "8ms";
+  w = window_warnings(resolve_job(r));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("--duration 8 ms") != std::string::npos);
+  // Tick-driven periods at HZ=1000: at least two 1 ms ticks each, so 6 ms.
+  r.sets = {"costs.rcu.grace_period_model=ticks"};
+  r.warmup = "6ms";
+  r.duration = "6ms";
+  CHECK(window_warnings(resolve_job(r)).empty());
+  r.warmup = "5ms";
+  w = window_warnings(resolve_job(r));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("two 1000 us ticks") != std::string::npos);
+}
