@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# End-to-end: the cheapest committed experiments, rerun, give the committed results byte for
+# byte (stats.json and matrix.json; host.json holds wall time). A speed change that alters one
+# of these is a model change. $1 = slubsim binary, $2 = the source tree.
+set -uo pipefail
+bin=$(realpath "$1")
+src=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+ids=t06-lkp-mmap2-srf192,t15-delay-freezing-amd128,t16-lkp-rawudp-icl64
+"$bin" validate --home "$src" --only "$ids" --out "$tmp/out" --jobs 2 --quiet >/dev/null || fail "validate --only $ids"
+n=0
+for id in ${ids//,/ }; do
+  for dir in "$src/results/$id"/*/*/; do
+    rel=${dir#"$src/results/"}
+    for f in stats.json matrix.json; do
+      [ -f "$tmp/out/$rel$f" ] || fail "$rel$f: not written"
+      cmp -s "$dir$f" "$tmp/out/$rel$f" || fail "$rel$f differs from the committed one: $(diff <(python3 -m json.tool "$dir$f") <(python3 -m json.tool "$tmp/out/$rel$f") | head -5)"
+      n=$((n + 1))
+    done
+  done
+done
+[ $n -ge 12 ] || fail "only $n committed files compared"
+echo "ok: $n committed result files reproduced byte for byte"
