@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # Point benchmark: the 512-CPU will-it-scale points of the speed targets, one process each.
-#   tools/bench-points.sh [--validate] [repetitions] [task counts] [kernels]
+#   tools/bench-points.sh [--validate] [--sweep] [repetitions] [task counts] [kernels]
 #   e.g. tools/bench-points.sh 3 8,64,128,256,512 v6.17,v7.0
 # For amd-turin-2s-512t mmap1 at the steady-state window (20 ms warm-up + 12 ms): wall s per
 # point, wall s per simulated ms, engine events and slab operations per wall s, peak RSS, and the
 # bare engine's events/s in the same process (engine_share = the point's events/s over it).
 # Medians over the repetitions. With --validate, also the wall time of a full `slubsim validate`
-# (into a scratch directory; the committed results are not touched).
+# (into a scratch directory; the committed results are not touched). With --sweep, per kernel, a
+# sweep of 8 equal points (512 tasks, seeds 1-8) with --jobs 1 and --jobs 2, and the speed-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 validate=0
-if [[ "${1:-}" == "--validate" ]]; then validate=1; shift; fi
+sweep=0
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --validate) validate=1 ;;
+    --sweep) sweep=1 ;;
+    *) echo "bench-points.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 reps=${1:-3}
 tasks=${2:-8,64,128,256,512}
 kernels=${3:-v6.17,v7.0}
@@ -37,6 +46,21 @@ for (k, n), rs in sorted(groups.items()):
           f"{med(rs,'engine_share'):12.3f}")
 print(f"medians of {len(rows) // max(1, len(groups))} runs per point; s/task/sim ms in milliseconds")
 PY
+if ((sweep)); then
+  for k in ${kernels//,/ }; do
+    declare -A wall=()
+    for j in 1 2; do
+      start=$(date +%s.%N)
+      ./build/slubsim run --topology amd-turin-2s-512t --workload mmap1 --kernel "$k" --nr-task 512 \
+        --runs 8 --jobs $j --quiet > "$out.j$j"
+      end=$(date +%s.%N)
+      wall[$j]=$(python3 -c "print($end - $start)")
+    done
+    cmp -s "$out.j1" "$out.j2" || { echo "sweep: --jobs 1 and --jobs 2 differ" >&2; exit 1; }
+    rm -f "$out.j1" "$out.j2"
+    python3 -c "print(f'sweep $k 512 tasks x 8 seeds: --jobs 1 {${wall[1]}:.1f} s, --jobs 2 {${wall[2]}:.1f} s, speed-up {${wall[1]} / ${wall[2]}:.2f}x')"
+  done
+fi
 if ((validate)); then
   scratch=$(mktemp -d)
   start=$(date +%s.%N)

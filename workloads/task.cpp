@@ -56,70 +56,14 @@ void bind_scope(Scope scope, Mode mode, const std::vector<int>& task_node,
 
 Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b);
 
-Co<void> run_locked(Exec& e, const Step& s, TaskBinding& b) {
-  std::uint32_t id = b.locks[s.object];
-  if (s.kind == LockKind::Spinlock) {
-    co_await e.lock(SpinLockId{id});
-    co_await run_steps(e, s.body, b);
-    co_await e.unlock(SpinLockId{id});
-  } else if (s.write) {
-    co_await e.down_write(RwsemId{id});
-    co_await run_steps(e, s.body, b);
-    co_await e.up_write(RwsemId{id});
-  } else {
-    co_await e.down_read(RwsemId{id});
-    co_await run_steps(e, s.body, b);
-    co_await e.up_read(RwsemId{id});
-  }
-}
-
-Co<void> alloc_objects(Exec& e, const Step& s, TaskBinding& b) {
-  slub::KmemCache& cache = *b.caches[s.cache];
-  Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
-  int node = s.node == -2 ? e.node() : s.node;
-  std::vector<void*>& got = b.scratch;
-  got.clear();
-  for (int i = 0; i < s.count; ++i) {
-    void* obj = b.slub->alloc_fast(e, cache, node);
-    if (!obj) obj = co_await b.slub->alloc(e, cache, node);
-    if (obj) got.push_back(obj);
-    else ++b.alloc_failures;
-  }
-  b.count(e, s.cache, TaskBinding::kAlloc, got.size());
-  // The step's objects enter the pool in one access (a batched enqueue).
-  if (pool.shared && !got.empty()) co_await e.write(pool.line);
-  for (void* obj : got) pool.objects.push_back(obj);
-}
-
-// Take up to `count` of the pool's oldest objects, leaving `keep`, in one access to a shared
-// pool (a batched dequeue), into objs.
-Co<void> take_from_pool(Exec& e, const Step& s, Pool& pool, std::vector<void*>& objs) {
-  if (pool.shared) co_await e.write(pool.line);
+// Take up to `count` of the pool's oldest objects, leaving `keep`, into objs. A shared pool is
+// one access for the whole step (a batched dequeue), which the caller makes first.
+void take_from_pool(const Step& s, Pool& pool, std::vector<void*>& objs) {
   objs.clear();
   while (objs.size() < static_cast<std::size_t>(s.count) &&
          pool.objects.size() > static_cast<std::size_t>(s.keep)) {
     objs.push_back(pool.objects.front());
     pool.objects.pop_front();
-  }
-}
-
-Co<void> free_objects(Exec& e, const Step& s, TaskBinding& b) {
-  slub::KmemCache& cache = *b.caches[s.cache];
-  std::vector<void*>& objs = b.scratch;
-  co_await take_from_pool(e, s, *b.pools[s.pool], objs);
-  b.count(e, s.cache, TaskBinding::kFree, objs.size());
-  for (void* obj : objs)
-    if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
-}
-
-Co<void> kfree_rcu_objects(Exec& e, const Step& s, TaskBinding& b) {
-  slub::KmemCache& cache = *b.caches[s.cache];
-  std::vector<void*>& objs = b.scratch;
-  co_await take_from_pool(e, s, *b.pools[s.pool], objs);
-  b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
-  for (void* obj : objs) {
-    if (s.op == StepOp::CallRcu) co_await b.slub->call_rcu_free(e, cache, obj);
-    else co_await b.slub->kfree_rcu(e, cache, obj);
   }
 }
 
@@ -183,6 +127,8 @@ Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
   }
 }
 
+// The steps run inline in one coroutine frame, lock bodies one level down: a call per step
+// would allocate a frame per step, and the steps rarely suspend.
 Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
   for (const Step& s : steps) {
     switch (s.op) {
@@ -200,23 +146,70 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         else
           co_await e.read(LineId{b.lines[s.object]});
         break;
-      case StepOp::Lock:
-        co_await run_locked(e, s, b);
+      case StepOp::Lock: {
+        const std::uint32_t id = b.locks[s.object];
+        if (s.kind == LockKind::Spinlock) {
+          co_await e.lock(SpinLockId{id});
+          co_await run_steps(e, s.body, b);
+          co_await e.unlock(SpinLockId{id});
+        } else if (s.write) {
+          co_await e.down_write(RwsemId{id});
+          co_await run_steps(e, s.body, b);
+          co_await e.up_write(RwsemId{id});
+        } else {
+          co_await e.down_read(RwsemId{id});
+          co_await run_steps(e, s.body, b);
+          co_await e.up_read(RwsemId{id});
+        }
         break;
-      case StepOp::Alloc:
-        co_await alloc_objects(e, s, b);
+      }
+      case StepOp::Alloc: {
+        slub::KmemCache& cache = *b.caches[s.cache];
+        Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+        const int node = s.node == -2 ? e.node() : s.node;
+        std::vector<void*>& got = b.scratch;
+        got.clear();
+        for (int i = 0; i < s.count; ++i) {
+          void* obj = b.slub->alloc_fast(e, cache, node);
+          if (!obj) obj = co_await b.slub->alloc(e, cache, node);
+          if (obj) got.push_back(obj);
+          else ++b.alloc_failures;
+        }
+        b.count(e, s.cache, TaskBinding::kAlloc, got.size());
+        // The step's objects enter the pool in one access (a batched enqueue).
+        if (pool.shared && !got.empty()) co_await e.write(pool.line);
+        for (void* obj : got) pool.objects.push_back(obj);
         break;
-      case StepOp::Free:
-        co_await free_objects(e, s, b);
+      }
+      case StepOp::Free: {
+        slub::KmemCache& cache = *b.caches[s.cache];
+        Pool& pool = *b.pools[s.pool];
+        std::vector<void*>& objs = b.scratch;
+        if (pool.shared) co_await e.write(pool.line);
+        take_from_pool(s, pool, objs);
+        b.count(e, s.cache, TaskBinding::kFree, objs.size());
+        for (void* obj : objs)
+          if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
         break;
+      }
       case StepOp::AllocBulk:
       case StepOp::FreeBulk:
         co_await bulk(e, s, b);
         break;
       case StepOp::KfreeRcu:
-      case StepOp::CallRcu:
-        co_await kfree_rcu_objects(e, s, b);
+      case StepOp::CallRcu: {
+        slub::KmemCache& cache = *b.caches[s.cache];
+        Pool& pool = *b.pools[s.pool];
+        std::vector<void*>& objs = b.scratch;
+        if (pool.shared) co_await e.write(pool.line);
+        take_from_pool(s, pool, objs);
+        b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
+        for (void* obj : objs) {
+          if (s.op == StepOp::CallRcu) b.slub->call_rcu_free(e, cache, obj);
+          else co_await b.slub->kfree_rcu(e, cache, obj);
+        }
         break;
+      }
       case StepOp::Prefill:
       case StepOp::AllocFromSheaf:
       case StepOp::ReturnSheaf:

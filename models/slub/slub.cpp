@@ -189,14 +189,13 @@ Co<void> Slub::kfree_rcu(Exec& e, KmemCache& s, void* obj) {
   call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
 }
 
-Co<void> Slub::call_rcu_free(Exec& e, KmemCache& s, void* obj) {
+void Slub::call_rcu_free(Exec& e, KmemCache& s, void* obj) {
   Slab* slab = checked_slab(s, obj);
   if (p_.validate) {
     track_free(s, obj, slab);
     rcu_objects_.insert(obj);
   }
   call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
-  co_return;
 }
 
 void Slub::call_rcu(Exec& e, RcuCallback cb) {

@@ -87,7 +87,7 @@ class Slub {
   Co<void> kfree_rcu(Exec& e, KmemCache& s, void* obj);
   // call_rcu with a callback that does kmem_cache_free (maple tree's mt_free_rcu up to
   // 551a6e757a95): one callback per object, whatever the cache's front-end.
-  Co<void> call_rcu_free(Exec& e, KmemCache& s, void* obj);
+  void call_rcu_free(Exec& e, KmemCache& s, void* obj);
   // Run this CPU's RCU callbacks whose grace period has ended by e.now().
   Co<void> rcu_tick(Exec& e);
   // rcu_barrier: run every pending callback now, on the CPU that queued it (tests, shutdown).
