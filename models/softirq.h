@@ -47,6 +47,13 @@ class Softirq {
     for (std::size_t c = 0; c < task_since.size(); ++c) cpu_[c].task_since = task_since[c];
   }
 
+  // True when enter(cpu, now) would return None and change nothing: no tick since the last
+  // point and no ksoftirqd preemption pending.
+  bool quiet(int cpu, Time now) const {
+    if (l_.tick <= 0) return false;
+    const State& s = cpu_[cpu];
+    return !(s.ksoftirqd && s.preempt_pending) && now < s.next_tick;
+  }
   // At a point where the running task could be interrupted, at `now`.
   Turn enter(int cpu, Time now) {
     if (l_.tick <= 0) return Turn::Round;

@@ -278,7 +278,7 @@ Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, Time stop) {
     co_await run_steps(exec, p.steps, b);
     b.counter.add(exec.now(), static_cast<std::uint64_t>(p.ops_per_iteration));
     // RCU callbacks whose grace period ended run in this CPU's softirq time.
-    if (b.slub) co_await b.slub->rcu_tick(exec);
+    if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);
   }
 }
 

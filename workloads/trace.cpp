@@ -159,7 +159,7 @@ Co<void> replay_trace(Exec& e, BoundTrace& bt, int task, TaskBinding& b, Time st
       if (e.now() >= stop) co_return;
       co_await replay_event(e, bt, task, b, *ev, pass, stop);
       // RCU callbacks whose grace period ended run in this CPU's softirq time.
-      co_await b.slub->rcu_tick(e);
+      if (b.slub->rcu_tick_due(e)) co_await b.slub->rcu_tick(e);
     }
     // A pass in which every event was skipped must still move time on.
     if (e.now() == pass_start) e.spend(kUs);

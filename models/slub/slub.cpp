@@ -203,24 +203,30 @@ void Slub::call_rcu(Exec& e, RcuCallback cb) {
   rcu_.call_rcu(e.cpu(), e.now(), cb);
 }
 
+// A FreeObject callback up to its free: the object's slab, with the cold lines it costs.
+Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
+  if (p_.validate) rcu_objects_.erase(cb.ptr);
+  Slab* slab = virt_to_slab(cb.ptr);
+  if (!p_.numa.memory_latency.empty()) {
+    // The rcu_head and the struct slab; and when the object goes back to its slab rather
+    // than into a sheaf (no sheaves for it, or a remote object), the store of its free
+    // pointer, on another line than the rcu_head at the start when the pointer sits
+    // mid-object (calculate_sizes puts it at object_size / 2 for caches without a ctor or
+    // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
+    int lines = p_.costs.rcu_callback_cold_lines;
+    bool to_slab = s.sheaf_capacity == 0 || slab->node != e.node();
+    if (to_slab && s.geo.offset >= kCacheLine) ++lines;
+    e.spend(lines * p_.numa.memory_latency[e.node()][slab->node]);
+  }
+  return slab;
+}
+
 // One callback's work, on e.
 Co<void> Slub::run_callback(Exec& e, const RcuCallback& cb) {
   KmemCache& s = *caches_[cb.cache];
   switch (cb.kind) {
     case RcuCallback::FreeObject: {
-      if (p_.validate) rcu_objects_.erase(cb.ptr);
-      Slab* slab = virt_to_slab(cb.ptr);
-      if (!p_.numa.memory_latency.empty()) {
-        // The rcu_head and the struct slab; and when the object goes back to its slab rather
-        // than into a sheaf (no sheaves for it, or a remote object), the store of its free
-        // pointer, on another line than the rcu_head at the start when the pointer sits
-        // mid-object (calculate_sizes puts it at object_size / 2 for caches without a ctor or
-        // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
-        int lines = p_.costs.rcu_callback_cold_lines;
-        bool to_slab = s.sheaf_capacity == 0 || slab->node != e.node();
-        if (to_slab && s.geo.offset >= kCacheLine) ++lines;
-        e.spend(lines * p_.numa.memory_latency[e.node()][slab->node]);
-      }
+      Slab* slab = callback_slab(e, s, cb);
       if (!fe_->free_fast(e, s, slab, cb.ptr)) co_await fe_->free_slow(e, s, slab, cb.ptr);
       break;
     }
@@ -242,7 +248,14 @@ Co<void> Slub::rcu_round(Exec& e) {
   for (; n > 0 && e.now() < deadline; --n) {
     RcuCallback cb = rcu_.pop(e.cpu());
     e.spend(p_.costs.rcu_callback);
-    co_await run_callback(e, cb);
+    if (cb.kind == RcuCallback::FreeObject) {
+      // run_callback's commonest case inline: most frees end on the fast path.
+      KmemCache& s = *caches_[cb.cache];
+      Slab* slab = callback_slab(e, s, cb);
+      if (!fe_->free_fast(e, s, slab, cb.ptr)) co_await fe_->free_slow(e, s, slab, cb.ptr);
+    } else {
+      co_await run_callback(e, cb);
+    }
   }
   rcu_.batch_done(e.cpu());
 }

@@ -90,6 +90,9 @@ class Slub {
   void call_rcu_free(Exec& e, KmemCache& s, void* obj);
   // Run this CPU's RCU callbacks whose grace period has ended by e.now().
   Co<void> rcu_tick(Exec& e);
+  // False when rcu_tick(e) would do nothing at all (no tick since the last point): the caller
+  // may skip it, and the coroutine call with it.
+  bool rcu_tick_due(const Exec& e) const { return !softirq_.quiet(e.cpu(), e.now()); }
   // rcu_barrier: run every pending callback now, on the CPU that queued it (tests, shutdown).
   Co<void> rcu_barrier(Exec& e);
   // Prefilled sheaves (maple tree): kmem_cache_prefill_sheaf / _alloc_from_sheaf /
@@ -161,6 +164,7 @@ class Slub {
   RcuQueue rcu_;
   Softirq softirq_;
   Co<void> rcu_round(Exec& e);
+  Slab* callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb);
   std::uint64_t next_slab_id_ = 0;
 };
 
