@@ -27,31 +27,45 @@ struct Counter {
 };
 
 // A FIFO of object pointers: a ring that doubles when full (a deque allocates a block every few
-// hundred pushes, and pools turn over millions of objects per simulation).
+// hundred pushes, and pools turn over millions of objects per simulation). The first kInline
+// slots are inside the FIFO: a task's own pools hold a handful of objects, and their ring then
+// sits on the pool's own host cache lines instead of a block of its own.
 class ObjectFifo {
  public:
+  ObjectFifo() = default;
+  ObjectFifo(const ObjectFifo&) = delete;
+  ObjectFifo& operator=(const ObjectFifo&) = delete;
+
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
-  void* front() const noexcept { return ring_[head_]; }
+  void* front() const noexcept { return ring()[head_]; }
   void pop_front() noexcept {
-    head_ = (head_ + 1) & (ring_.size() - 1);
+    head_ = (head_ + 1) & (capacity_ - 1);
     --size_;
   }
   void push_back(void* p) {
-    if (size_ == ring_.size()) grow();
-    ring_[(head_ + size_) & (ring_.size() - 1)] = p;
+    if (size_ == capacity_) grow();
+    ring()[(head_ + size_) & (capacity_ - 1)] = p;
     ++size_;
   }
 
  private:
+  static constexpr std::uint32_t kInline = 8;  // a power of two
+  void* const* ring() const noexcept { return big_ ? big_.get() : small_.data(); }
+  void** ring() noexcept { return big_ ? big_.get() : small_.data(); }
   void grow() {
-    std::vector<void*> bigger(ring_.empty() ? 64 : ring_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = ring_[(head_ + i) & (ring_.size() - 1)];
-    ring_ = std::move(bigger);
+    const std::uint32_t n = big_ ? capacity_ * 2 : 64;
+    auto bigger = std::make_unique<void*[]>(n);
+    for (std::uint32_t i = 0; i < size_; ++i) bigger[i] = ring()[(head_ + i) & (capacity_ - 1)];
+    big_ = std::move(bigger);
+    capacity_ = n;
     head_ = 0;
   }
-  std::vector<void*> ring_;  // a power of two long
-  std::size_t head_ = 0, size_ = 0;
+
+  std::uint32_t head_ = 0, size_ = 0;
+  std::uint32_t capacity_ = kInline;  // of the ring in use, a power of two
+  std::array<void*, kInline> small_{};
+  std::unique_ptr<void*[]> big_;  // once the ring outgrows small_
 };
 
 // A FIFO of allocated objects. Pools shared between tasks have a cache line: every push and pop
