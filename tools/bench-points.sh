@@ -7,7 +7,8 @@
 # bare engine's events/s in the same process (engine_share = the point's events/s over it).
 # Medians over the repetitions. With --validate, also the wall time of a full `slubsim validate`
 # (into a scratch directory; the committed results are not touched). With --sweep, per kernel, a
-# sweep of 8 equal points (512 tasks, seeds 1-8) with --jobs 1 and --jobs 2, and the speed-up.
+# sweep of 8 equal points (512 tasks, seeds 1-8) with --jobs 1 and --jobs 2, alternated as many
+# times as the repetitions, and the median speed-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 validate=0
@@ -48,17 +49,27 @@ print(f"medians of {len(rows) // max(1, len(groups))} runs per point; s/task/sim
 PY
 if ((sweep)); then
   for k in ${kernels//,/ }; do
-    declare -A wall=()
-    for j in 1 2; do
-      start=$(date +%s.%N)
-      ./build/slubsim run --topology amd-turin-2s-512t --workload mmap1 --kernel "$k" --nr-task 512 \
-        --runs 8 --jobs $j --quiet > "$out.j$j"
-      end=$(date +%s.%N)
-      wall[$j]=$(python3 -c "print($end - $start)")
+    times=()
+    for ((i = 0; i < reps; i++)); do
+      for j in 1 2; do
+        start=$(date +%s.%N)
+        ./build/slubsim run --topology amd-turin-2s-512t --workload mmap1 --kernel "$k" --nr-task 512 \
+          --runs 8 --jobs $j --quiet > "$out.j$j"
+        end=$(date +%s.%N)
+        times+=("$j:$(python3 -c "print($end - $start)")")
+      done
+      cmp -s "$out.j1" "$out.j2" || { echo "sweep: --jobs 1 and --jobs 2 differ" >&2; exit 1; }
     done
-    cmp -s "$out.j1" "$out.j2" || { echo "sweep: --jobs 1 and --jobs 2 differ" >&2; exit 1; }
     rm -f "$out.j1" "$out.j2"
-    python3 -c "print(f'sweep $k 512 tasks x 8 seeds: --jobs 1 {${wall[1]}:.1f} s, --jobs 2 {${wall[2]}:.1f} s, speed-up {${wall[1]} / ${wall[2]}:.2f}x')"
+    python3 - "$k" "${times[@]}" <<'PY'
+import sys, statistics
+k, runs = sys.argv[1], [a.split(":") for a in sys.argv[2:]]
+one = [float(t) for j, t in runs if j == "1"]
+two = [float(t) for j, t in runs if j == "2"]
+ratios = [a / b for a, b in zip(one, two)]
+print(f"sweep {k} 512 tasks x 8 seeds: --jobs 1 {statistics.median(one):.1f} s, --jobs 2 {statistics.median(two):.1f} s, "
+      f"speed-up {statistics.median(ratios):.2f}x (median of {len(ratios)} pairs, {min(ratios):.2f}-{max(ratios):.2f})")
+PY
   done
 fi
 if ((validate)); then
