@@ -181,21 +181,7 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         for (void* obj : got) pool.objects.push_back(obj);
         break;
       }
-      case StepOp::Free: {
-        slub::KmemCache& cache = *b.caches[s.cache];
-        Pool& pool = *b.pools[s.pool];
-        std::vector<void*>& objs = b.scratch;
-        if (pool.shared) co_await e.write(pool.line);
-        take_from_pool(s, pool, objs);
-        b.count(e, s.cache, TaskBinding::kFree, objs.size());
-        for (void* obj : objs)
-          if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
-        break;
-      }
-      case StepOp::AllocBulk:
-      case StepOp::FreeBulk:
-        co_await bulk(e, s, b);
-        break;
+      case StepOp::Free:
       case StepOp::KfreeRcu:
       case StepOp::CallRcu: {
         slub::KmemCache& cache = *b.caches[s.cache];
@@ -203,13 +189,22 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         std::vector<void*>& objs = b.scratch;
         if (pool.shared) co_await e.write(pool.line);
         take_from_pool(s, pool, objs);
-        b.count(e, s.cache, TaskBinding::kKfreeRcu, objs.size());
+        b.count(e, s.cache, s.op == StepOp::Free ? TaskBinding::kFree : TaskBinding::kKfreeRcu, objs.size());
         for (void* obj : objs) {
-          if (s.op == StepOp::CallRcu) b.slub->call_rcu_free(e, cache, obj);
-          else co_await b.slub->kfree_rcu(e, cache, obj);
+          if (s.op == StepOp::Free) {
+            if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
+          } else if (s.op == StepOp::CallRcu) {
+            b.slub->call_rcu_free(e, cache, obj);
+          } else {
+            co_await b.slub->kfree_rcu(e, cache, obj);
+          }
         }
         break;
       }
+      case StepOp::AllocBulk:
+      case StepOp::FreeBulk:
+        co_await bulk(e, s, b);
+        break;
       case StepOp::Prefill:
       case StepOp::AllocFromSheaf:
       case StepOp::ReturnSheaf:
