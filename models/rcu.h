@@ -103,6 +103,7 @@ class RcuQueue {
  public:
   void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}, bool from_ticks = false) {
     per_cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
+    known_ready_.assign(static_cast<std::size_t>(nr_cpus), 0);
     flood_.assign(static_cast<std::size_t>(nr_cpus), false);
     grace_ = grace_period;
     limits_ = limits;
@@ -126,10 +127,12 @@ class RcuQueue {
   }
   // How many of `cpu`'s callbacks to invoke at a softirq point at `now` (rcu_do_batch's bl,
   // capped by what is ready); call batch_done after invoking them.
+  // The ready callbacks are a prefix of the queue: a CPU queues them in time order, and what is
+  // ready stays ready. So the count of the prefix found ready so far only moves on.
   std::size_t batch(int cpu, Time now) const {
     const auto& q = per_cpu_[cpu];
-    auto first_waiting = std::partition_point(q.begin(), q.end(), [&](const RcuCallback& c) { return is_ready(c, now); });
-    auto ready = static_cast<std::size_t>(first_waiting - q.begin());
+    std::size_t& ready = known_ready_[cpu];
+    while (ready < q.size() && is_ready(q[ready], now)) ++ready;
     if (limits_.blimit == 0) return ready;
     std::size_t bl = flood_[cpu] ? limits_.flood_blimit : std::max(limits_.blimit, ready >> limits_.divisor);
     return std::min(ready, bl);
@@ -149,6 +152,7 @@ class RcuQueue {
   RcuCallback pop(int cpu) {
     RcuCallback cb = per_cpu_[cpu].front();
     per_cpu_[cpu].pop_front();
+    if (known_ready_[cpu] > 0) --known_ready_[cpu];
     return cb;
   }
   const std::deque<RcuCallback>& pending(int cpu) const { return per_cpu_[cpu]; }
@@ -159,6 +163,7 @@ class RcuQueue {
     return from_ticks_ ? c.gp <= ticks_.completed() : c.ready <= now;
   }
   std::vector<std::deque<RcuCallback>> per_cpu_;
+  mutable std::vector<std::size_t> known_ready_;  // per CPU: a prefix of per_cpu_ known ready
   bool from_ticks_ = false;
   TickGracePeriods ticks_;
   std::vector<bool> flood_;

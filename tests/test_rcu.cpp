@@ -1,6 +1,8 @@
 // RCU grace periods as the allocator sees them (models/rcu.h).
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "models/rcu.h"
 #include "models/softirq.h"
 
@@ -198,4 +200,25 @@ TEST_CASE("rcu: grace periods from ticks end when every busy CPU has noticed and
   f.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});
   CHECK_FALSE(f.ready(0, 1999));
   CHECK(f.ready(0, 2000));
+}
+
+TEST_CASE("rcu: the ready count follows queueing, pops and time like a scan of the whole queue") {
+  const Time g = 1000;
+  RcuQueue q;
+  q.init(2, g);  // blimit 0: batch() is the number ready
+  std::mt19937_64 rng(5);
+  Time now[2] = {0, 0};
+  for (int step = 0; step < 20000; ++step) {
+    const int cpu = static_cast<int>(rng() % 2);
+    now[cpu] += static_cast<Time>(rng() % 300);
+    switch (rng() % 3) {
+      case 0: q.call_rcu(cpu, now[cpu], {RcuCallback::FreeObject, 0, nullptr}); break;
+      case 1: if (!q.pending(cpu).empty()) q.pop(cpu); break;
+      default: {
+        std::size_t scan = 0;
+        for (const auto& cb : q.pending(cpu)) scan += cb.ready <= now[cpu];
+        REQUIRE(q.batch(cpu, now[cpu]) == scan);
+      }
+    }
+  }
 }
