@@ -191,10 +191,17 @@ void resolve_trace(Job& job, const std::vector<Override>& overrides) {
 
 }  // namespace
 
+// The rule of window_warnings (job.h): RCU settles in kSettlePeriods grace periods, and a
+// tick-driven period lasts at least kTicksPerPeriod ticks (TickGracePeriods: one tick notices
+// it, a later one reports). Measured on amd-turin-2s-512t mmap1 v6.17 at 512 tasks, 4 ms
+// periods: 76-81 M ops/s per 4 ms interval before 8 ms, 22-48 M from 12 ms on (design.md).
+constexpr int kSettlePeriods = 3;
+constexpr int kTicksPerPeriod = 2;
+
 std::vector<std::string> window_warnings(const Job& job) {
   const SlubCostConfig& c = job.slub_costs;
-  const Time period = c.rcu_grace_period_from_ticks ? 2 * c.softirq.tick : c.rcu_grace_period;
-  const Time settle = 3 * period;
+  const Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
+  const Time settle = kSettlePeriods * period;
   std::vector<std::string> out;
   if (period <= 0) return out;
   const std::string how = c.rcu_grace_period_from_ticks
