@@ -186,7 +186,8 @@ void step(Rig& r, const char* what, F&& f, const Expect& want, std::uint64_t bar
   CHECK(r.list_locks(0) - l0 == list_locks);
 }
 
-std::uint8_t* obj(Slab* slab, std::uint32_t i, std::uint32_t size) { return slab->base + std::size_t{i} * size; }
+// Object i of the slab (address order, as no freelist randomisation is configured).
+void* obj(Slab* slab, std::uint32_t i) { return slab->object(i); }
 
 }  // namespace
 
@@ -230,7 +231,7 @@ TEST_CASE("sheaf sequences: 7.0 first allocations on an empty CPU, then frees th
         {Stat::SHEAF_REFILL, 4}, {Stat::ALLOC_FASTPATH, 1}},
        0, 1);
   Slab* s1 = r.slab_of(held[0]);
-  CHECK(held[0] == obj(s1, 3, 4096));
+  CHECK(held[0] == obj(s1, 3));
   CHECK(r.pcs(0).spare == main0);
   CHECK(r.pcs(0).spare->empty());
   CHECK(r.pcs(0).main->size() == 3);
@@ -247,7 +248,7 @@ TEST_CASE("sheaf sequences: 7.0 first allocations on an empty CPU, then frees th
   // Allocs 2-4: pops from main, objects 2, 1, 0.
   for (std::uint32_t i = 2; i <= 4; ++i) {
     step(r, "allocs 2-4", [&] { held.push_back(r.alloc(0)); }, {{Stat::ALLOC_FASTPATH, 1}}, 0, 0);
-    CHECK(held.back() == obj(s1, 4 - i, 4096));
+    CHECK(held.back() == obj(s1, 4 - i));
   }
   CHECK(r.pcs(0).main->empty());
 
@@ -257,7 +258,7 @@ TEST_CASE("sheaf sequences: 7.0 first allocations on an empty CPU, then frees th
   // becomes the spare again: no barn lock anywhere.
   step(r, "alloc 5", [&] { held.push_back(r.alloc(0)); },
        {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_REFILL, 4}, {Stat::ALLOC_FASTPATH, 1}}, 0, 1);
-  CHECK(held.back() == obj(s1, 7, 4096));  // S1's freelist was 4, 5, 6, 7
+  CHECK(held.back() == obj(s1, 7));  // S1's freelist was 4, 5, 6, 7
   CHECK(r.pcs(0).main == main0);
   CHECK(r.pcs(0).spare != nullptr);
   CHECK(r.pcs(0).spare->empty());
@@ -473,7 +474,7 @@ TEST_CASE("sheaf sequences: 6.18 first allocations refill through the cpu slab; 
         {Stat::ALLOC_FASTPATH, 3}, {Stat::SHEAF_REFILL, 4}, {Stat::ALLOC_PCS, 1}},
        1, 0);
   Slab* s1 = r.slab_of(held[0]);
-  CHECK(held[0] == obj(s1, 3, 256));
+  CHECK(held[0] == obj(s1, 3));
   CHECK(r.s().cpu[0].slab == s1);
   CHECK(s1->frozen);
   CHECK(r.pcs(0).spare == nullptr);
@@ -496,7 +497,7 @@ TEST_CASE("sheaf sequences: 6.18 first allocations refill through the cpu slab; 
     else
       step(r, "pops", [&] { held.push_back(r.alloc(0)); }, {{Stat::ALLOC_PCS, 1}}, 0, 0);
   }
-  CHECK(held[4] == obj(s1, 7, 256));
+  CHECK(held[4] == obj(s1, 7));
   CHECK(r.s().cpu[0].freelist == nullptr);
   // Alloc 17: the cpu freelist is empty and S1 has no free object: ___slab_alloc drops it
   // (DEACTIVATE_BYPASS) and takes a new slab S2 (ALLOC_SLAB); 3 more from its freelist.
@@ -506,7 +507,7 @@ TEST_CASE("sheaf sequences: 6.18 first allocations refill through the cpu slab; 
        2, 0);
   Slab* s2 = r.slab_of(held[16]);
   CHECK(s2 != s1);
-  CHECK(held[16] == obj(s2, 3, 256));
+  CHECK(held[16] == obj(s2, 3));
   CHECK_FALSE(s1->frozen);
   CHECK(r.pcs(0).main->size() == 3);  // S2 objects 0, 1, 2
 

@@ -176,9 +176,11 @@ class Runner {
     return n;
   }
 
-  void fill(const KmemCache& s, void* p, std::uint64_t tag) { test::fill_pattern(p, s.spec.object_size, tag); }
-  bool intact(const KmemCache& s, const void* p, std::uint64_t tag) const {
-    return test::pattern_intact(p, s.spec.object_size, tag);
+  // An object's host memory is its free-pointer word (models/slub/slab.h), the only part of it
+  // the allocator writes: a pattern there catches any write to a live object.
+  void fill(const KmemCache&, void* p, std::uint64_t tag) { test::fill_pattern(p, kHostObjectBytes, tag); }
+  bool intact(const KmemCache&, const void* p, std::uint64_t tag) const {
+    return test::pattern_intact(p, kHostObjectBytes, tag);
   }
 
   void took(int c, void* p, int cpu) {
@@ -188,7 +190,10 @@ class Runner {
     Slab* slab = slub_->virt_to_slab(p);
     REQUIRE(slab != nullptr);
     REQUIRE(slab->cache == &s);
-    REQUIRE(reinterpret_cast<std::uintptr_t>(p) % s.geo.align == 0);
+    // At an object's start; its simulated address (page-aligned slab + index * stride) is aligned
+    // as the cache promises when the stride is.
+    REQUIRE(slab->host_offset(p) % kHostObjectBytes == 0);
+    REQUIRE(s.geo.size % s.geo.align == 0);
     REQUIRE(live_.insert(p).second);
     std::uint64_t tag = next_tag_++;
     fill(s, p, tag);
@@ -308,7 +313,7 @@ class Runner {
       } else {
         CHECK(kc.freelist == nullptr);
       }
-      for (void* p = kc.freelist; p; p = get_freepointer(s.geo.offset, p)) CHECK(kc.slab->contains(p));
+      for (void* p = kc.freelist; p; p = get_freepointer(p)) CHECK(kc.slab->contains(p));
       std::uint32_t len = 0;
       for (const Slab* sl = kc.partial; sl; sl = sl->next) {
         ++len;

@@ -33,8 +33,8 @@ class CpuPartial final : public Frontend {
     KmemCacheCpu& c = s.cpu[e.cpu()];
     void* obj = c.freelist;
     if (!obj || !c.slab || (node != kNoNode && c.slab->node != node)) return nullptr;
-    c.freelist = get_freepointer(s.geo.offset, obj);
-    prefetch_freepointer(s.geo.offset, c.freelist);
+    c.freelist = get_freepointer(obj);
+    prefetch_freepointer(c.freelist);
     ++c.tid;
     e.spend(c_.alloc_fastpath);
     s.stat(Stat::ALLOC_FASTPATH);
@@ -51,7 +51,7 @@ class CpuPartial final : public Frontend {
   }
 
   Co<void> free_slow(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
-    set_freepointer(s.geo.offset, obj, nullptr);
+    set_freepointer(obj, nullptr);
     co_await slab_free(e, s, slab, obj, obj, 1);
   }
 
@@ -70,7 +70,7 @@ class CpuPartial final : public Frontend {
           co_return 0;
         }
       } else {
-        c.freelist = get_freepointer(s.geo.offset, obj);
+        c.freelist = get_freepointer(obj);
         e.spend(c_.alloc_fastpath);
         s.stat(Stat::ALLOC_FASTPATH);
       }
@@ -116,12 +116,12 @@ class CpuPartial final : public Frontend {
 
   void cached_objects(const KmemCache& s, std::vector<void*>& out) const override {
     for (const auto& c : s.cpu)
-      for (void* p = c.freelist; p; p = get_freepointer(s.geo.offset, p)) out.push_back(p);
+      for (void* p = c.freelist; p; p = get_freepointer(p)) out.push_back(p);
   }
   CachedCounts count_cached(const KmemCache& s) const override {
     CachedCounts n;
     for (const auto& c : s.cpu)
-      for (void* p = c.freelist; p; p = get_freepointer(s.geo.offset, p)) ++n.cpu_freelist;
+      for (void* p = c.freelist; p; p = get_freepointer(p)) ++n.cpu_freelist;
     return n;
   }
 
@@ -133,7 +133,7 @@ class CpuPartial final : public Frontend {
                         std::uint32_t cnt) {
     KmemCacheCpu& c = s.cpu[e.cpu()];
     if (slab != c.slab) return false;
-    set_freepointer(s.geo.offset, tail, c.freelist);
+    set_freepointer(tail, c.freelist);
     c.freelist = head;
     ++c.tid;
     e.spend(c_.free_fastpath * cnt);
@@ -235,8 +235,8 @@ class CpuPartial final : public Frontend {
     return load_freelist(s, c, freelist);
   }
 
-  void* load_freelist(KmemCache& s, KmemCacheCpu& c, void* freelist) {
-    c.freelist = get_freepointer(s.geo.offset, freelist);
+  void* load_freelist(KmemCache&, KmemCacheCpu& c, void* freelist) {
+    c.freelist = get_freepointer(freelist);
     ++c.tid;
     return freelist;
   }
@@ -381,7 +381,7 @@ class CpuPartial final : public Frontend {
     // Walk the cpu freelist: count it and find its tail (outside any lock).
     std::uint32_t free_delta = 0;
     void* last = nullptr;
-    for (void* p = freelist; p; p = get_freepointer(s.geo.offset, p)) {
+    for (void* p = freelist; p; p = get_freepointer(p)) {
       ++free_delta;
       last = p;
     }
@@ -394,7 +394,7 @@ class CpuPartial final : public Frontend {
       locked = true;
     }
     co_await e.write(slab->line);
-    if (last) set_freepointer(s.geo.offset, last, slab->freelist);
+    if (last) set_freepointer(last, slab->freelist);
     if (freelist) slab->freelist = freelist;
     slab->inuse -= free_delta;
     slab->frozen = false;
@@ -452,7 +452,7 @@ class CpuPartial final : public Frontend {
         if (n) co_await e.unlock(n->list_lock);
         continue;
       }
-      set_freepointer(s.geo.offset, tail, prior);
+      set_freepointer(tail, prior);
       slab->freelist = head;
       slab->inuse = new_inuse;
       if (froze_it) slab->frozen = true;

@@ -1,5 +1,10 @@
-// struct slab: a real block of 2^order pages holding `objects` objects, with the free pointer of
-// each free object stored inside the object (at KmemCache::geo.offset).
+// struct slab: 2^order simulated pages holding `objects` objects, and the free pointer of each
+// free object. The kernel keeps that pointer inside the object (at KmemCache::geo.offset), and
+// it is the only part of an object the model ever reads or writes; so a slab's host memory is
+// one word per object, the object's free-pointer word, and an object's address is the address
+// of that word (base + index * kHostObjectBytes). The simulated layout (object size, the
+// pointer's offset, which lines a walk touches) lives in KmemCache::geo and prices the paths;
+// the host layout only keeps the host's caches warm, and changes no result.
 //
 // States (6.8-6.19, delayed freezing; slub-algorithms.md §1.1):
 //   cpu slab        frozen                          owned by one CPU, objects on its cpu freelist
@@ -17,11 +22,15 @@ namespace slubsim::slub {
 
 struct KmemCache;
 
+// Host bytes per object: its free-pointer word.
+constexpr std::size_t kHostObjectBytes = sizeof(void*);
+
 struct Slab {
   KmemCache* cache = nullptr;
   std::uint8_t* base = nullptr;
   int node = 0;
-  int order = 0;
+  int order = 0;       // simulated pages: 2^order
+  int host_order = 0;  // the host block in the slab arena (models/slub/slab_arena.h)
   std::uint32_t objects = 0;
   std::uint32_t inuse = 0;  // objects not on slab->freelist (users, cpu freelists)
   void* freelist = nullptr;
@@ -36,27 +45,30 @@ struct Slab {
   std::uint64_t id = 0;     // creation number
   std::size_t slot = 0;     // index in the allocator's list of live slabs of its cache
 
+  void* object(std::uint32_t i) const { return base + static_cast<std::size_t>(i) * kHostObjectBytes; }
+  // The byte offset of p in the host block; an object's index is offset / kHostObjectBytes.
+  std::size_t host_offset(const void* p) const {
+    return static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - base);
+  }
   bool contains(const void* p) const {
     auto* b = static_cast<const std::uint8_t*>(p);
-    return b >= base && b < base + (std::size_t{4096} << order);
+    return b >= base && b < base + static_cast<std::size_t>(objects) * kHostObjectBytes;
   }
 };
 
-inline void* get_freepointer(std::uint32_t offset, void* obj) {
+inline void* get_freepointer(void* obj) {
   void* next;
-  std::memcpy(&next, static_cast<std::uint8_t*>(obj) + offset, sizeof next);
+  std::memcpy(&next, obj, sizeof next);
   return next;
 }
 
 // Host-side only: ask the host CPU to fetch the line holding obj's free pointer, so that the next
 // get_freepointer of it does not stall the simulator (the kernel's prefetch_freepointer does the
 // same for the simulated machine; this one changes no simulated time).
-inline void prefetch_freepointer(std::uint32_t offset, const void* obj) {
-  if (obj) __builtin_prefetch(static_cast<const std::uint8_t*>(obj) + offset);
+inline void prefetch_freepointer(const void* obj) {
+  if (obj) __builtin_prefetch(obj);
 }
 
-inline void set_freepointer(std::uint32_t offset, void* obj, void* next) {
-  std::memcpy(static_cast<std::uint8_t*>(obj) + offset, &next, sizeof next);
-}
+inline void set_freepointer(void* obj, void* next) { std::memcpy(obj, &next, sizeof next); }
 
 }  // namespace slubsim::slub

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "models/slub/slub.h"
 
@@ -11,9 +12,9 @@ namespace {
 
 // Host-side sizes, not model parameters: the most address space asked for (halved until the
 // host grants it), and how much of it is made usable at a time.
-constexpr std::size_t kMaxReserveBytes = std::size_t{64} << 30;
-constexpr std::size_t kMinReserveBytes = std::size_t{1} << 30;
-constexpr std::size_t kCommitPages = 4096;  // 16 MiB of slab pages
+constexpr std::size_t kMaxReserveBytes = std::size_t{16} << 30;
+constexpr std::size_t kMinReserveBytes = std::size_t{1} << 28;
+constexpr std::size_t kCommitGranules = std::size_t{1} << 18;  // 16 MiB of slab memory
 
 void* reserve(std::size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -22,21 +23,27 @@ void* reserve(std::size_t bytes) {
 
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 
+// mprotect's unit.
+std::size_t host_page() {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 }  // namespace
 
 SlabArena::SlabArena() {
   for (std::size_t bytes = kMaxReserveBytes; bytes >= kMinReserveBytes; bytes /= 2) {
-    const std::size_t pages = bytes >> kPageShift;
+    const std::size_t granules = bytes >> kGranuleShift;
     void* mem = reserve(bytes);
     if (!mem) continue;
-    void* map = reserve(round_up(pages * sizeof(Slab*), kPageSize));
+    void* map = reserve(round_up(granules * sizeof(Slab*), host_page()));
     if (!map) {
       munmap(mem, bytes);
       continue;
     }
     base_ = reinterpret_cast<std::uintptr_t>(mem);
     memmap_ = static_cast<Slab**>(map);
-    reserved_pages_ = pages;
+    reserved_granules_ = granules;
     return;
   }
   throw SlubError(fmt::format("slab arena: the host refused to reserve even {} MiB of address space for slabs",
@@ -44,25 +51,26 @@ SlabArena::SlabArena() {
 }
 
 SlabArena::~SlabArena() {
-  munmap(reinterpret_cast<void*>(base_), reserved_pages_ << kPageShift);
-  munmap(memmap_, round_up(reserved_pages_ * sizeof(Slab*), kPageSize));
+  munmap(reinterpret_cast<void*>(base_), reserved_granules_ << kGranuleShift);
+  munmap(memmap_, round_up(reserved_granules_ * sizeof(Slab*), host_page()));
 }
 
-void SlabArena::commit(std::size_t pages) {
-  if (pages <= pages_committed_) return;
-  if (pages > reserved_pages_)
+void SlabArena::commit(std::size_t granules) {
+  if (granules <= granules_committed_) return;
+  if (granules > reserved_granules_)
     throw SlubError(fmt::format("slab arena: the run needs more than the {} MiB of host memory reserved for slabs",
-                                reserved_pages_ >> (20 - kPageShift)));
-  const std::size_t to = std::min(round_up(pages, kCommitPages), reserved_pages_);
+                                reserved_granules_ >> (20 - kGranuleShift)));
+  const std::size_t to = std::min(round_up(granules, kCommitGranules), reserved_granules_);
   auto* mem = reinterpret_cast<std::uint8_t*>(base_);
   auto* map = reinterpret_cast<std::uint8_t*>(memmap_);
-  const std::size_t map_from = pages_committed_ * sizeof(Slab*) / kPageSize * kPageSize;
-  const std::size_t map_to = round_up(to * sizeof(Slab*), kPageSize);
-  if (mprotect(mem + (pages_committed_ << kPageShift), (to - pages_committed_) << kPageShift, PROT_READ | PROT_WRITE) != 0 ||
+  const std::size_t map_from = granules_committed_ * sizeof(Slab*) / host_page() * host_page();
+  const std::size_t map_to = round_up(to * sizeof(Slab*), host_page());
+  if (mprotect(mem + (granules_committed_ << kGranuleShift), (to - granules_committed_) << kGranuleShift,
+               PROT_READ | PROT_WRITE) != 0 ||
       mprotect(map + map_from, map_to - map_from, PROT_READ | PROT_WRITE) != 0)
     throw SlubError(fmt::format("slab arena: the host refused {} MiB more memory for slabs",
-                                (to - pages_committed_) >> (20 - kPageShift)));
-  pages_committed_ = to;
+                                (to - granules_committed_) >> (20 - kGranuleShift)));
+  granules_committed_ = to;
 }
 
 void SlabArena::free_range(std::size_t first, std::size_t last) {
@@ -70,7 +78,7 @@ void SlabArena::free_range(std::size_t first, std::size_t last) {
   while (first < last) {
     int order = 0;
     while (first % (std::size_t{2} << order) == 0 && first + (std::size_t{2} << order) <= last) ++order;
-    free(reinterpret_cast<std::uint8_t*>(base_) + (first << kPageShift), order);
+    free(reinterpret_cast<std::uint8_t*>(base_) + (first << kGranuleShift), order);
     first += std::size_t{1} << order;
   }
 }
@@ -80,26 +88,26 @@ std::uint8_t* SlabArena::alloc(int order) {
   if (o < free_.size() && !free_[o].empty()) {
     const std::size_t first = free_[o].back();
     free_[o].pop_back();
-    return reinterpret_cast<std::uint8_t*>(base_) + (first << kPageShift);
+    return reinterpret_cast<std::uint8_t*>(base_) + (first << kGranuleShift);
   }
   const std::size_t n = std::size_t{1} << order;
-  const std::size_t first = round_up(pages_used_, n);
+  const std::size_t first = round_up(granules_used_, n);
   commit(first + n);
-  const std::size_t gap_from = pages_used_;
-  pages_used_ = first + n;
+  const std::size_t gap_from = granules_used_;
+  granules_used_ = first + n;
   free_range(gap_from, first);
-  return reinterpret_cast<std::uint8_t*>(base_) + (first << kPageShift);
+  return reinterpret_cast<std::uint8_t*>(base_) + (first << kGranuleShift);
 }
 
 void SlabArena::free(std::uint8_t* base, int order) {
   const auto o = static_cast<std::size_t>(order);
   if (free_.size() <= o) free_.resize(o + 1);
-  free_[o].push_back((reinterpret_cast<std::uintptr_t>(base) - base_) >> kPageShift);
+  free_[o].push_back((reinterpret_cast<std::uintptr_t>(base) - base_) >> kGranuleShift);
 }
 
 void SlabArena::set(const std::uint8_t* base, int order, Slab* slab) noexcept {
-  const std::size_t first = (reinterpret_cast<std::uintptr_t>(base) - base_) >> kPageShift;
-  for (std::size_t pg = 0; pg < (std::size_t{1} << order); ++pg) memmap_[first + pg] = slab;
+  const std::size_t first = (reinterpret_cast<std::uintptr_t>(base) - base_) >> kGranuleShift;
+  for (std::size_t g = 0; g < (std::size_t{1} << order); ++g) memmap_[first + g] = slab;
 }
 
 }  // namespace slubsim::slub

@@ -31,7 +31,7 @@ class SlabLayer final : public Frontend {
   }
 
   Co<void> free_slow(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
-    set_freepointer(s.geo.offset, obj, nullptr);
+    set_freepointer(obj, nullptr);
     co_await slab_free(e, s, slab, obj, obj, 1);
   }
 
@@ -130,7 +130,7 @@ class SlabLayer final : public Frontend {
       std::uint32_t walked = 0;
       while (fl && r < max) {
         p[r++] = fl;
-        fl = get_freepointer(s.geo.offset, fl);
+        fl = get_freepointer(fl);
         ++walked;
       }
       e.spend(c_.freelist_walk_per_object * walked);
@@ -139,7 +139,7 @@ class SlabLayer final : public Frontend {
         void* head = fl;
         void* tail = fl;
         std::uint32_t cnt = 1;
-        while (void* nx = get_freepointer(s.geo.offset, tail)) {
+        while (void* nx = get_freepointer(tail)) {
           tail = nx;
           ++cnt;
         }
@@ -180,7 +180,7 @@ class SlabLayer final : public Frontend {
       void* fl = slab->freelist;
       for (std::size_t i = 0; i < n; ++i) {
         p[i] = fl;
-        fl = get_freepointer(s.geo.offset, fl);
+        fl = get_freepointer(fl);
       }
       slab->freelist = fl;
       e.spend(c_.freelist_walk_per_object * static_cast<Time>(n));
@@ -231,7 +231,7 @@ class SlabLayer final : public Frontend {
   }
 
   // get_from_partial_node: pop one object of the first partial slab under list_lock.
-  Co<void*> get_from_partial_node(Exec& e, KmemCache& s, KmemCacheNode& n) {
+  Co<void*> get_from_partial_node(Exec& e, KmemCache&, KmemCacheNode& n) {
     Frame frame(e, "get_partial_node");
     co_await e.read(n.line);
     if (n.nr_partial == 0) co_return nullptr;
@@ -241,7 +241,7 @@ class SlabLayer final : public Frontend {
     if (slab) {
       co_await e.write(slab->line);
       obj = slab->freelist;
-      slab->freelist = get_freepointer(s.geo.offset, obj);
+      slab->freelist = get_freepointer(obj);
       ++slab->inuse;
       ++slab->seq;
       if (!slab->freelist) co_await slub_.remove_partial(e, n, slab);
@@ -273,7 +273,7 @@ class SlabLayer final : public Frontend {
         if (locked) co_await e.unlock(n.list_lock);
         continue;
       }
-      set_freepointer(s.geo.offset, tail, slab->freelist);
+      set_freepointer(tail, slab->freelist);
       slab->freelist = head;
       slab->inuse = new_inuse;
       ++slab->seq;

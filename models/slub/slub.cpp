@@ -360,8 +360,8 @@ Slab* Slub::checked_slab(KmemCache& s, void* obj) const {
   if (slab->cache != &s)
     throw SlubError(fmt::format("{}: object {} belongs to cache {}", s.name(), obj,
                                 slab->cache->name()));
-  auto off = static_cast<std::size_t>(static_cast<std::uint8_t*>(obj) - slab->base);
-  if (off % s.geo.size != 0 || off / s.geo.size >= slab->objects)
+  const std::size_t off = slab->host_offset(obj);
+  if (off % kHostObjectBytes != 0 || off / kHostObjectBytes >= slab->objects)
     throw SlubError(fmt::format("{}: {} is not the start of an object", s.name(), obj));
   return slab;
 }
@@ -386,11 +386,10 @@ LineId Slub::take_line(int node) {
 }
 
 std::vector<void*> Slub::object_order(Exec& e, KmemCache& s, Slab* slab) {
-  const auto size = s.geo.size;
   const auto n = slab->objects;
   std::vector<void*> out;
   out.reserve(n);
-  auto obj = [&](std::uint32_t i) -> void* { return slab->base + static_cast<std::size_t>(i) * size; };
+  auto obj = [&](std::uint32_t i) -> void* { return slab->object(i); };
   if (p_.features.freelist_random && n > 1) {
     // shuffle_freelist: walk random_seq from a random start, skipping indices past this slab.
     std::uint32_t pos = static_cast<std::uint32_t>(rng_[e.cpu()].below(s.random_seq.size()));
@@ -405,8 +404,8 @@ std::vector<void*> Slub::object_order(Exec& e, KmemCache& s, Slab* slab) {
 }
 
 void Slub::link_freelist(Exec& e, KmemCache& s, Slab* slab, void* const* objs, std::size_t n) {
-  for (std::size_t k = 0; k + 1 < n; ++k) set_freepointer(s.geo.offset, objs[k], objs[k + 1]);
-  if (n) set_freepointer(s.geo.offset, objs[n - 1], nullptr);
+  for (std::size_t k = 0; k + 1 < n; ++k) set_freepointer(objs[k], objs[k + 1]);
+  if (n) set_freepointer(objs[n - 1], nullptr);
   slab->freelist = n ? objs[0] : nullptr;
   // The slab is fresh from the page allocator: every line holding a free pointer is written for
   // the first time (one line per object from 64-byte objects up, shared below that).
@@ -439,13 +438,14 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
   slab->node = got;
   slab->order = order;
   std::size_t bytes = kPageSize << order;
-  slab->base = arena_.alloc(order);
   slab->objects = static_cast<std::uint32_t>(bytes / s.geo.size);
+  slab->host_order = SlabArena::order_for(slab->objects * kHostObjectBytes);
+  slab->base = arena_.alloc(slab->host_order);
   slab->line = take_line(got);
   slab->id = next_slab_id_++;
   slab->slot = all_slabs_[s.index].size();
   all_slabs_[s.index].push_back(slab);
-  arena_.set(slab->base, order, slab);
+  arena_.set(slab->base, slab->host_order, slab);
   e.spend(p_.costs.new_slab);
   if (build) build_freelist(e, s, slab);
   // inc_slabs_node: two atomics on the node's line (CONFIG_SLUB_DEBUG).
@@ -465,14 +465,14 @@ Co<void> Slub::discard_slab(Exec& e, KmemCache& s, Slab* slab) {
   n.total_objects -= slab->objects;
   --s.slabs_allocated;
   e.spend(p_.costs.discard_slab);
-  arena_.set(slab->base, slab->order, nullptr);
+  arena_.set(slab->base, slab->host_order, nullptr);
   auto& list = all_slabs_[s.index];
   list[slab->slot] = list.back();
   list[slab->slot]->slot = slab->slot;
   list.pop_back();
   free_lines_[slab->node].push_back(slab->line);
   int node = slab->node, order = slab->order;
-  arena_.free(slab->base, order);
+  arena_.free(slab->base, slab->host_order);
   delete slab;
   co_await pages_->free_pages(e, order, node);
 }
@@ -514,11 +514,11 @@ Co<void> Slub::remove_partial(Exec& e, KmemCacheNode& n, Slab* slab) {
   slab->on_partial = false;
 }
 
-std::size_t Slub::build_detached_freelist(Exec& e, KmemCache& s, std::vector<void*>& p,
+std::size_t Slub::build_detached_freelist(Exec& e, KmemCache&, std::vector<void*>& p,
                                          std::size_t size, DetachedFreelist& df) const {
   void* object = p[--size];
   df.slab = virt_to_slab(object);
-  set_freepointer(s.geo.offset, object, nullptr);
+  set_freepointer(object, nullptr);
   df.head = df.tail = object;
   df.cnt = 1;
   e.spend(p_.costs.freelist_build_per_object);
@@ -527,7 +527,7 @@ std::size_t Slub::build_detached_freelist(Exec& e, KmemCache& s, std::vector<voi
   while (size) {
     object = p[--size];
     if (virt_to_slab(object) == df.slab) {
-      set_freepointer(s.geo.offset, object, df.head);
+      set_freepointer(object, df.head);
       df.head = object;
       ++df.cnt;
       if (size != --same) std::swap(p[size], p[same]);
@@ -539,9 +539,9 @@ std::size_t Slub::build_detached_freelist(Exec& e, KmemCache& s, std::vector<voi
   return same;
 }
 
-std::uint32_t Slub::count_freelist(const KmemCache& s, void* head) const {
+std::uint32_t Slub::count_freelist(const KmemCache&, void* head) const {
   std::uint32_t n = 0;
-  for (void* p = head; p; p = get_freepointer(s.geo.offset, p)) ++n;
+  for (void* p = head; p; p = get_freepointer(p)) ++n;
   return n;
 }
 
@@ -556,18 +556,18 @@ void Slub::check() const {
       Slab* slab = virt_to_slab(obj);
       if (!slab || slab->cache != &s)
         throw SlubError(fmt::format("{}: {} holds {} which is no object of this cache", s.name(), where, obj));
-      auto off = static_cast<std::size_t>(static_cast<std::uint8_t*>(obj) - slab->base);
-      if (off % s.geo.size || off / s.geo.size >= slab->objects)
+      const std::size_t off = slab->host_offset(obj);
+      if (off % kHostObjectBytes || off / kHostObjectBytes >= slab->objects)
         throw SlubError(fmt::format("{}: {} holds a misaligned pointer {}", s.name(), where, obj));
       auto& bits = seen[slab];
       if (bits.empty()) bits.assign(slab->objects, 0);
-      if (bits[off / s.geo.size]++)
+      if (bits[off / kHostObjectBytes]++)
         throw SlubError(fmt::format("{}: object {} is in two places (second: {})", s.name(), obj, where));
     };
     std::vector<std::int64_t> nr_slabs_by_node(s.node.size(), 0);
     for (const Slab* slab : slabs) {
       std::uint32_t on_freelist = 0;
-      for (void* p = slab->freelist; p; p = get_freepointer(s.geo.offset, p)) {
+      for (void* p = slab->freelist; p; p = get_freepointer(p)) {
         if (!slab->contains(p))
           throw SlubError(fmt::format("{}: slab freelist points outside its slab", s.name()));
         mark(p, "a slab freelist");
