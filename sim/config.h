@@ -1,6 +1,7 @@
 // Reading configs at the edge: JSON files into plain structs, with errors that name the file
 // and the field. Models never read files.
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -26,11 +27,31 @@ class ConfigError : public std::runtime_error {
   std::string field_;
 };
 
+// Which members of a document's objects its parsers asked for (at, find, has; keys() takes
+// them all). A member nobody asked for is an unknown field: check_known_fields reports it, so a
+// misspelt optional field is an error rather than a silent default. "description", "note" and
+// "comment" are documentation, allowed anywhere.
+class ReadLog {
+ public:
+  void ask(const json* object, std::string_view key);
+  void take_all(const json* object) { all_.push_back(object); }
+  // Throws ConfigError(file, path of the first unknown member, "unknown field ...") with the
+  // nearest name asked for at that place when one is close.
+  void check(const json& doc, const std::string& file) const;
+
+ private:
+  void check_node(const json& node, const std::string& file, const std::string& path) const;
+  std::vector<std::pair<const json*, std::string>> asked_;
+  std::vector<const json*> all_;
+};
+
 // A JSON value together with the file it came from and its path inside it.
 class JsonView {
  public:
-  JsonView(const json& j, std::string file, std::string path = "")
-      : j_(&j), file_(std::move(file)), path_(std::move(path)) {}
+  // A document's root; the view and every view taken from it share one ReadLog (a new one
+  // unless given, so that several parsers of one document can share theirs).
+  JsonView(const json& j, std::string file, std::shared_ptr<ReadLog> log = nullptr)
+      : j_(&j), file_(std::move(file)), log_(log ? std::move(log) : std::make_shared<ReadLog>()) {}
 
   const json& raw() const { return *j_; }
   const std::string& file() const { return file_; }
@@ -56,17 +77,28 @@ class JsonView {
   // A time given in nanoseconds: a number or a sourced figure.
   Time time_ns() const;
 
+  // Members that are documentation (e.g. "note"), accepted and not read.
+  void allow(std::initializer_list<std::string_view> keys) const;
+  // Every member of every object below this view was asked for; else a ConfigError naming the
+  // first that was not (call on the root once all parsing of the document is done).
+  void check_known_fields() const { log_->check(*j_, file_); }
+
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
+  JsonView(const json& j, std::string file, std::string path, std::shared_ptr<ReadLog> log)
+      : j_(&j), file_(std::move(file)), path_(std::move(path)), log_(std::move(log)) {}
   std::string child(std::string_view key) const;
   const json* j_;
   std::string file_;
   std::string path_;
+  std::shared_ptr<ReadLog> log_;
 };
 
-// Parse a JSON file; a missing file or a syntax error is a ConfigError naming the file.
+// Parse a JSON file; a missing file, a syntax error or a number beyond a double is a
+// ConfigError naming the file and the line and column.
 json load_json_file(const std::string& path);
+json parse_json_text(const std::string& text, const std::string& file);
 
 // One --set KEY=VALUE (KEY like "costs.qspinlock.handoff_alpha"): the part after the first dot
 // is a path into the config document named by the first part.

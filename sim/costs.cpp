@@ -2,8 +2,8 @@
 
 namespace slubsim {
 
-Costs parse_costs(const json& doc, const std::string& file) {
-  JsonView root(doc, file);
+Costs parse_costs(const json& doc, const std::string& file, std::shared_ptr<ReadLog> log) {
+  JsonView root(doc, file, std::move(log));
   if (!doc.is_object()) root.fail("a cost model is a JSON object");
   Costs c;
   c.name = root.at("name").str();

@@ -25,6 +25,7 @@ struct Costs {
   Time rwsem_wakeup = 0;     // wake-up of a task sleeping on an rwsem until it runs
 };
 
-Costs parse_costs(const json& doc, const std::string& file);
+// log: as parse_slub_costs (sim/slub_config.h); the caller checks the fields both parsers asked for.
+Costs parse_costs(const json& doc, const std::string& file, std::shared_ptr<ReadLog> log = nullptr);
 
 }  // namespace slubsim

@@ -389,6 +389,7 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
                                           e.fit->nr_task, t.nr_task.front(), t.name));
     check_metric(f->at("metric"), e.fit->metric, e);
   }
+  root.check_known_fields();
   return e;
 }
 

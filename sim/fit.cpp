@@ -67,6 +67,9 @@ Fit read_fit(const json& doc, const std::string& file, const std::string& id, co
   if (auto s = on.find("seed")) f.seed = static_cast<std::uint64_t>(s->integer());
   if (auto n = on.find("simulations")) f.simulations = static_cast<int>(n->integer());
   if (auto c = on.find("converged")) f.converged = c->boolean();
+  on.allow({"error_pct"});  // derived from published and simulated, written for readers
+  if (auto s = root.find("source")) s->str();
+  root.check_known_fields();
   return f;
 }
 

@@ -248,8 +248,13 @@ Job resolve_job(const JobRequest& req) {
   job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
   auto costs_file = resolve_config(req.home, "configs/costs", req.costs, "--costs");
   const json costs_doc = load_with_overrides(costs_file, overrides, "costs");
-  job.costs = parse_costs(costs_doc, costs_file);
-  job.slub_costs = parse_slub_costs(costs_doc, costs_file);
+  {
+    // Two parsers read the cost model: a field is known when either asked for it.
+    auto log = std::make_shared<ReadLog>();
+    job.costs = parse_costs(costs_doc, costs_file, log);
+    job.slub_costs = parse_slub_costs(costs_doc, costs_file, log);
+    JsonView(costs_doc, costs_file, log).check_known_fields();
+  }
   auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
   job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
   if (is_trace_workload(req.workload)) {

@@ -25,6 +25,22 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 
+// --seed: a whole number from 0 to 2^53, as an experiment's "seed" (program_options would wrap
+// "-1" round to 2^64 - 1).
+std::uint64_t parse_seed(const std::string& text) {
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 53;
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    if (!text.empty() && text[0] != '-' && text[0] != '+') v = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v > kMax)
+    throw ConfigError("command line", "--seed", fmt::format("'{}' is not a whole number from 0 to 2^53", text));
+  return v;
+}
+
 const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
 
 Usage:
@@ -83,7 +99,10 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
       ("validate", po::bool_switch(&r.validate),
        "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run")
       ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
-      ("seed", po::value(&r.seed)->default_value(r.seed), "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
+      ("seed", po::value<std::string>()->default_value(std::to_string(r.seed))->notifier([&r](const std::string& s) {
+         r.seed = parse_seed(s);
+       }),
+       "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
       ("duration", po::value(&r.duration)->default_value(r.duration),
        "measured window in simulated time (s, ms, us, ns); the default is the experiments' steady-state window, and a window under three RCU grace periods draws a warning; e.g. --duration 24ms")
       ("warmup", po::value(&r.warmup)->default_value(r.warmup),

@@ -23,6 +23,7 @@ std::optional<std::uint32_t> knob(const JsonView& c, const char* name, std::int6
 std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& file) {
   JsonView root(doc, file);
   if (!doc.is_object()) root.fail("a cache list is a JSON object");
+  if (auto name = root.find("name")) name->str();
   root.at("source").str();
   auto caches = root.at("caches");
   std::vector<slub::CacheSpec> out;
@@ -49,11 +50,12 @@ std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& fi
     out.push_back(s);
   }
   if (out.empty()) caches.fail("needs at least one cache");
+  root.check_known_fields();
   return out;
 }
 
-SlubCostConfig parse_slub_costs(const json& doc, const std::string& file) {
-  JsonView root(doc, file);
+SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::shared_ptr<ReadLog> log) {
+  JsonView root(doc, file, log);
   SlubCostConfig c;
   auto s = root.at("slub");
   c.costs.alloc_fastpath = s.at("alloc_fastpath_ns").time_ns();

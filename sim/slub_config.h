@@ -24,7 +24,9 @@ struct SlubCostConfig {
 };
 // One --sheaf-capacity value: cache "" = every cache that has sheaves in that kernel.
 using CapacityOverride = std::vector<std::pair<std::string, int>>;
-SlubCostConfig parse_slub_costs(const json& costs_doc, const std::string& file);
+// log: the ReadLog shared by every parser of the cost model (the caller checks its fields), or
+// nullptr when nothing checks them.
+SlubCostConfig parse_slub_costs(const json& costs_doc, const std::string& file, std::shared_ptr<ReadLog> log = nullptr);
 slub::Numa numa_of(const Machine& m);
 slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
                          const SlubCostConfig& costs, bool validate, std::uint64_t seed,

@@ -229,6 +229,7 @@ Machine parse_topology(const json& doc, const std::string& file) {
         if (m.node_distance[a][b] != m.node_distance[b][a])
           dist->at(a).at(b).fail("the matrix must be symmetric");
   }
+  root.check_known_fields();
   return m;
 }
 

@@ -199,6 +199,7 @@ Program parse_workload(const json& doc, const std::string& file) {
   if (auto ps = root.find("parameters"))
     for (const auto& name : ps->keys()) params[name] = ps->at(name).time_ns();
   p.steps = parse_steps(program, p, 0, params);
+  root.check_known_fields();
   return p;
 }
 

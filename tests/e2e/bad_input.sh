@@ -29,6 +29,39 @@ expect_error() {
   echo "ok: $* -> $(head -n1 "$tmp/stderr")"
 }
 
+
+cfg="$data/../../configs"
+wl="$data/../../workloads"
+# mutated SRC NAME PY: $tmp/NAME.json, SRC's JSON with the Python statement PY applied to it (d).
+mutated() {
+  python3 - "$1" "$tmp/$2.json" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+open(sys.argv[2], "w").write(json.dumps(d, indent=1))
+PY
+  echo "$tmp/$2.json"
+}
+# overflowed SRC NAME: $tmp/NAME.json, SRC with its first number after '"value": ' made 1e99999.
+overflowed() {
+  sed '0,/"value": [0-9][0-9.]*/s//"value": 1e99999/' "$1" > "$tmp/$2.json"
+  echo "$tmp/$2.json"
+}
+# expect_validate_error "<message part>" args...: as expect_error, for 'slubsim validate'.
+expect_validate_error() {
+  local want=$1
+  shift
+  n=$((n + 1))
+  local out="$tmp/out$n"
+  "$bin" validate --quiet --out "$out" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  local rc=$?
+  if [ $rc -ne 2 ] || ! grep -qF -- "$want" "$tmp/stderr" || [ -e "$out" ]; then
+    echo "FAIL (validate $*): exit code $rc (want 2), message or files:"; cat "$tmp/stderr"
+    failures=$((failures + 1)); return
+  fi
+  echo "ok: validate $* -> $(head -n1 "$tmp/stderr")"
+}
+
 expect_error "missing-field.json: nodes: missing field" --topology "$data/missing-field.json"
 expect_error "cpu-in-two-nodes.json: nodes" --topology "$data/cpu-in-two-nodes.json"
 expect_error "negative-latency.json: latency_ns.llc.value" --topology "$data/negative-latency.json"
@@ -60,6 +93,48 @@ expect_error "malformed-ftrace.txt: line 18: kmalloc event without bytes_alloc="
 expect_error "no-such-trace.txt: --workload: no such file" --topology small-2s-8c --workload "trace:$data/no-such-trace.txt"
 expect_error "--trace-map: 'both' is not replicated or mapped" --topology small-2s-8c --workload "ftrace:$data/../../workloads/traces/sample-ftrace.txt" --trace-map both
 expect_error "--nr-task: 4 tasks, but the trace has 2 CPUs" --topology small-2s-8c --workload "ftrace:$data/../../workloads/traces/sample-ftrace.txt" --trace-map mapped --nr-task 4
+
+# Unknown fields: a misspelt optional field is an error naming file and JSON path, with the
+# nearest known name when one is close; numbers beyond a double name the file, line and column.
+small="$cfg/topologies/small-2s-8c.json"
+expect_error 'node_distanse: unknown field; did you mean "node_distance"?' --topology "$(mutated "$small" t-typo "d['node_distanse'] = d.get('node_distance', [[10, 20], [20, 10]])")"
+expect_error 'smt.threads_per_cores: unknown field; did you mean "threads_per_core"?' --topology "$(mutated "$small" t-typo2 "d['smt']['threads_per_cores'] = 1")"
+expect_error "zzz_knob: unknown field (known here: " --topology "$(mutated "$small" t-unknown "d['zzz_knob'] = 1")"
+expect_error "t-overflow.json: line " --topology "$(overflowed "$small" t-overflow)"
+expect_error "the number 1e99999 is too large to hold" --topology "$(overflowed "$small" t-overflow2)"
+costs="$cfg/costs/default.json"
+expect_error 'slub.list_op_nss: unknown field; did you mean "list_op_ns"?' --topology small-2s-8c --costs "$(mutated "$costs" c-typo "d['slub']['list_op_nss'] = 5")"
+expect_error 'qspinlock.handof_alpha: unknown field; did you mean "handoff_alpha"?' --topology small-2s-8c --costs "$(mutated "$costs" c-typo2 "d['qspinlock']['handof_alpha'] = d['qspinlock']['handoff_alpha']")"
+expect_error "c-overflow.json: line " --topology small-2s-8c --costs "$(overflowed "$costs" c-overflow)"
+expect_error "--set: costs.slub.list_op_ns: the number 1e400 is too large to hold" --topology small-2s-8c --set costs.slub.list_op_ns=1e400
+expect_error "slub.list_op_ns.value: expected a number" --topology small-2s-8c --set costs.slub.list_op_ns=NaN
+kernel="$cfg/kernels/v7.0.json"
+expect_error 'barn_max_ful: unknown field; did you mean "barn_max_full"?' --topology small-2s-8c --kernel "$(mutated "$kernel" k-typo "d['barn_max_ful'] = d['barn_max_full']")"
+expect_error "k-overflow.json: line " --topology small-2s-8c --kernel "$(overflowed "$kernel" k-overflow)"
+expect_error "barn_max_full.value: must be between 1 and 100000, got 0" --topology small-2s-8c --kernel v7.0 --set kernel.barn_max_full=0
+caches="$cfg/caches/default.json"
+expect_error 'caches.maple_node.min_partail: unknown field; did you mean "min_partial"?' --topology small-2s-8c --caches "$(mutated "$caches" ca-typo "d['caches']['maple_node']['min_partail'] = 5")"
+expect_error "ca-overflow.json: line " --topology small-2s-8c --caches "$(overflowed "$caches" ca-overflow)"
+expect_error "caches.maple_node.align: must be 0 or a power of two" --topology small-2s-8c --set caches.maple_node.align=3
+mmap2="$wl/mmap2.json"
+expect_error 'paramters: unknown field; did you mean "parameters"?' --topology small-2s-8c --workload "$(mutated "$mmap2" w-typo "d['paramters'] = {}")"
+expect_error "w-overflow.json: line " --topology small-2s-8c --workload "$(overflowed "$mmap2" w-overflow)"
+expect_error "ops_per_iteration: must be between 1 and 1000000, got -1" --topology small-2s-8c --workload mmap2 --set workload.ops_per_iteration=-1
+expect_error "nodes[0].memory_mb: must be positive, got 0" --topology small-2s-8c --set topology.nodes.0.memory_mb=0
+expect_error "--seed: '-1' is not a whole number" --topology small-2s-8c --seed -1
+expect_error "--interval: '-1ms' must be positive" --topology small-2s-8c --interval=-1ms
+expect_error "--runs: must be between 1 and 1000" --topology small-2s-8c --runs 0
+expect_error "--jobs: must be between 0 and 1024" --topology small-2s-8c --jobs 5000
+exp="$cfg/experiments/t15-delay-freezing-amd128.json"
+sed 's/"runs": 1,/"runs": 1e99999,/' "$exp" > "$tmp/t15-delay-freezing-amd128.json"
+expect_validate_error "t15-delay-freezing-amd128.json: line " --experiments "$tmp/t15-delay-freezing-amd128.json"
+mkdir -p "$tmp/exp"
+python3 -c "
+import json, sys
+d = json.load(open('$exp'))
+d['variants'][0]['kernal'] = d['variants'][0]['kernel']
+open('$tmp/exp/t15-delay-freezing-amd128.json', 'w').write(json.dumps(d))"
+expect_validate_error "variants[0].kernal: unknown field" --experiments "$tmp/exp/t15-delay-freezing-amd128.json"
 
 echo "$((n - failures)) passed, $failures failed"
 [ $failures -eq 0 ]
