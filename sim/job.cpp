@@ -246,6 +246,7 @@ Job resolve_job(const JobRequest& req) {
 
   auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
   job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
+  job.inputs.emplace_back("topology", topo_file);
   auto costs_file = resolve_config(req.home, "configs/costs", req.costs, "--costs");
   const json costs_doc = load_with_overrides(costs_file, overrides, "costs");
   {
@@ -255,13 +256,17 @@ Job resolve_job(const JobRequest& req) {
     job.slub_costs = parse_slub_costs(costs_doc, costs_file, log);
     JsonView(costs_doc, costs_file, log).check_known_fields();
   }
+  job.inputs.emplace_back("costs", costs_file);
   auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
   job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
+  job.inputs.emplace_back("caches", caches_file);
   if (is_trace_workload(req.workload)) {
     resolve_trace(job, overrides);
+    job.inputs.emplace_back("trace", job.trace->file);
   } else {
     auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
     job.program = parse_workload(load_with_overrides(wl_file, overrides, "workload"), wl_file);
+    job.inputs.emplace_back("workload", wl_file);
     for (std::size_t i = 0; i < job.program.caches.size(); ++i) {
       const auto& name = job.program.caches[i];
       bool known = std::any_of(job.caches.begin(), job.caches.end(),
@@ -290,6 +295,7 @@ Job resolve_job(const JobRequest& req) {
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
     Kernel k = parse_kernel(load_with_overrides(kfile, overrides, "kernel"), kfile);
+    job.inputs.emplace_back("kernel " + kname, kfile);
     apply_patches(k, req.patches);
     for (const auto& [cache, cap] : k.sheaf_capacity)
       if (std::none_of(job.caches.begin(), job.caches.end(),
@@ -305,11 +311,9 @@ Job resolve_job(const JobRequest& req) {
   return job;
 }
 
-JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress) {
-  struct Unit {
-    std::size_t variant, run, row;
-  };
-  std::vector<Unit> units;
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
+                  const RunControl& control) {
+  std::vector<PointKey> units;
   for (std::size_t v = 0; v < job.variants.size(); ++v)
     for (int r = 0; r < job.request.runs; ++r)
       for (std::size_t row = 0; row < job.nr_tasks.size(); ++row)
@@ -319,22 +323,48 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
   out.runs.assign(job.variants.size(),
                   std::vector<std::vector<RunResult>>(job.request.runs,
                                                       std::vector<RunResult>(job.nr_tasks.size())));
-  std::vector<double> wall(units.size(), 0);
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> finished{0};
+  out.wall_seconds.assign(job.variants.size(), 0);
+  out.points_total = units.size();
+  const std::size_t per_variant = static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size();
+  std::vector<std::size_t> variant_done(job.variants.size(), 0);
   std::mutex mu;
+  // A point has its result (under mu): count it, and hand over a variant that is complete.
+  auto account = [&](const PointKey& u, double wall) {
+    out.wall_seconds[u.variant] += wall;
+    ++out.points_done;
+    if (++variant_done[u.variant] == per_variant && control.on_variant) control.on_variant(u.variant, out);
+  };
+
+  std::vector<PointKey> todo;
+  for (const auto& u : units) {
+    std::optional<std::pair<RunResult, double>> before;
+    if (control.finished_before) before = control.finished_before(u);
+    if (!before) {
+      todo.push_back(u);
+      continue;
+    }
+    out.runs[u.variant][u.run][u.row] = std::move(before->first);
+    account(u, before->second);
+  }
+
+  std::atomic<std::size_t> next{0};
   std::exception_ptr error;
+  bool stopped = false;
   auto t0 = std::chrono::steady_clock::now();
 
   auto worker = [&]() {
     while (true) {
       std::size_t i = next++;
-      if (i >= units.size()) return;
+      if (i >= todo.size()) return;
       {
         std::lock_guard<std::mutex> g(mu);
-        if (error) return;
+        if (error || stopped) return;
+        if (control.stop && control.stop->load()) {
+          stopped = true;
+          return;
+        }
       }
-      const Unit& u = units[i];
+      const PointKey& u = todo[i];
       RunSpec spec;
       spec.machine = &job.machine;
       spec.costs = &job.costs;
@@ -354,35 +384,41 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
       spec.trace = job.trace.get();
       spec.replay = job.replay;
       auto s0 = std::chrono::steady_clock::now();
+      RunResult r;
       try {
-        out.runs[u.variant][u.run][u.row] = simulate(spec);
+        r = simulate(spec);
       } catch (...) {
         std::lock_guard<std::mutex> g(mu);
         if (!error) error = std::current_exception();
         return;
       }
-      wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-      std::size_t done = ++finished;
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+      std::lock_guard<std::mutex> g(mu);
+      try {
+        if (control.on_point) control.on_point(u, r, wall);
+        out.runs[u.variant][u.run][u.row] = std::move(r);
+        account(u, wall);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+        return;
+      }
       if (progress) {
-        std::lock_guard<std::mutex> g(mu);
-        const auto& r = out.runs[u.variant][u.run][u.row];
-        progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", done, units.size(),
-                             job.variants[u.variant].label, spec.nr_task, u.run + 1, r.ops_per_sec,
-                             wall[i]));
+        const auto& res = out.runs[u.variant][u.run][u.row];
+        progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", out.points_done, units.size(),
+                             job.variants[u.variant].label, spec.nr_task, u.run + 1, res.ops_per_sec, wall));
       }
     }
   };
   int threads = job.request.jobs > 0 ? job.request.jobs
                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min<int>(threads, static_cast<int>(units.size()));
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
-  out.wall_seconds.assign(job.variants.size(), 0);
-  for (std::size_t i = 0; i < units.size(); ++i) out.wall_seconds[units[i].variant] += wall[i];
+  out.complete = out.points_done == out.points_total;
   out.wall_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -2,7 +2,9 @@
 // anything runs. Axes that multiply into separate results (kernel, sheaf capacity) make
 // "variants"; task counts are rows of one result, as in one will-it-scale job; runs repeat.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <string>
@@ -70,6 +72,7 @@ struct Job {
   std::vector<Variant> variants;
   Time duration = 0, warmup = 0;
   Time interval = 0;  // 0 = no interval series
+  std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
 };
 
 // Read and check every input. Throws ConfigError on the first problem.
@@ -90,10 +93,33 @@ struct JobResult {
   std::vector<std::vector<std::vector<RunResult>>> runs;
   std::vector<double> wall_seconds;  // per variant, summed over its simulations
   double wall_total = 0;
+  bool complete = true;        // false: stopped (RunControl::stop) before every point ran
+  std::size_t points_done = 0;  // points with a result, loaded or run
+  std::size_t points_total = 0;
+};
+
+// Where a point (one variant x one task count x one run) sits: JobResult::runs[variant][run][row].
+struct PointKey {
+  std::size_t variant = 0;
+  std::size_t run = 0;
+  std::size_t row = 0;
+};
+
+// How a job's points may be steered (sim/point_store.h keeps them on disk).
+struct RunControl {
+  // A point finished by an earlier run (--resume): its result and host seconds; not run again.
+  std::function<std::optional<std::pair<RunResult, double>>(const PointKey&)> finished_before;
+  // A point's simulation ended (called on the worker's thread, one at a time).
+  std::function<void(const PointKey&, const RunResult&, double wall_seconds)> on_point;
+  // Every point of a variant has its result: `partial` holds them, and its wall_seconds[variant].
+  std::function<void(std::size_t variant, const JobResult& partial)> on_variant;
+  // Once set, no new point starts; the points in flight finish.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Run every simulation of the job on `jobs` host threads. Output is independent of `jobs`.
-JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress);
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
+                  const RunControl& control = {});
 
 // Parsing helpers, exposed for tests.
 std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);

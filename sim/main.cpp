@@ -5,7 +5,10 @@
 //   slubsim validate [OPTIONS] run the experiments and score them against the published tables
 //   slubsim --help
 #include <boost/program_options.hpp>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <optional>
 #include <fmt/format.h>
 #include <iostream>
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "sim/config.h"
 #include "sim/job.h"
+#include "sim/point_store.h"
 #include "sim/report.h"
 #include "sim/trace_import.h"
 #include "sim/validate.h"
@@ -24,6 +28,29 @@ using namespace slubsim;
 namespace {
 
 constexpr int kExitBadInput = 2;
+
+// SIGINT / SIGTERM during `run --out`: the first asks the job to stop after the points in flight
+// (they are written); a second one ends the process at once, as without a handler.
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.load()) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_signal = sig;
+  g_stop.store(true);
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 // --seed: a whole number from 0 to 2^53, as an experiment's "seed" (program_options would wrap
 // "-1" round to 2^64 - 1).
@@ -68,7 +95,8 @@ constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
 constexpr const char* kDefaultDuration = "";
 constexpr const char* kDefaultWarmup = "";
 
-po::options_description run_options(JobRequest& r, std::string& out, bool& table, bool& why, bool& quiet) {
+po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,
+                                    bool& quiet) {
   po::options_description d("Options of 'slubsim run'");
   d.add_options()
       ("help,h", "this text")
@@ -110,7 +138,9 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& table
       ("interval", po::value(&r.interval),
        "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys; is the window steady?); e.g. --interval 4ms")
       ("out", po::value(&out),
-       "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several); e.g. --out results/run1")
+       "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several), each finished point to DIR/points at once, and DIR/index.json; Ctrl-C stops after the points in flight; e.g. --out results/run1")
+      ("resume", po::bool_switch(&resume),
+       "finish the interrupted job in --out DIR: the same options and inputs, only the missing points run; e.g. --out results/run1 --resume")
       ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
       ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
       ("why", po::bool_switch(&why),
@@ -131,8 +161,8 @@ int run(std::vector<std::string> args) {
   JobRequest req;
   req.home = default_home();
   std::string out;
-  bool table = false, why = false, quiet = false;
-  auto desc = run_options(req, out, table, why, quiet);
+  bool resume = false, table = false, why = false, quiet = false;
+  auto desc = run_options(req, out, resume, table, why, quiet);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -146,14 +176,38 @@ int run(std::vector<std::string> args) {
     std::cout << kUsage << "\n" << desc << "\n";
     return 0;
   }
+  if (resume && out.empty()) throw ConfigError("command line", "--resume", "needs --out DIR: the store to finish");
   Job job = resolve_job(req);
   auto progress = [&](const std::string& line) {
     if (!quiet) std::cerr << "slubsim: " << line << "\n";
   };
   if (job.trace) progress(describe_trace(*job.trace));
   for (const auto& w : window_warnings(job)) std::cerr << "slubsim: warning: " << w << "\n";
-  JobResult result = run_job(job, progress);
-  if (!out.empty()) write_results(out, job, result);
+  // With --out, every finished point goes to the store at once and each variant's files when its
+  // last point is in (sim/point_store.h); SIGINT and SIGTERM stop after the points in flight.
+  std::optional<PointStore> store;
+  RunControl control;
+  if (!out.empty()) {
+    store.emplace(out, job, resume);
+    if (!store->loaded().empty())
+      progress(fmt::format("resuming {}: {} points on disk", out, store->loaded().size()));
+    control.finished_before = [&](const PointKey& k) -> std::optional<std::pair<RunResult, double>> {
+      auto it = store->loaded().find(point_id(job, k));
+      if (it == store->loaded().end()) return std::nullopt;
+      return it->second;
+    };
+    control.on_point = [&](const PointKey& k, const RunResult& r, double wall) { store->save(k, r, wall); };
+    control.on_variant = [&](std::size_t v, const JobResult& partial) { write_variant_results(out, job, partial, v); };
+    control.stop = &g_stop;
+    install_stop_handlers();
+  }
+  JobResult result = run_job(job, progress, control);
+  if (!result.complete) {
+    std::cerr << fmt::format("slubsim: interrupted: {} of {} points are in {}; the same command with --resume "
+                             "finishes the job\n",
+                             result.points_done, result.points_total, out);
+    return 128 + static_cast<int>(g_signal);
+  }
   if (table)
     std::cout << format_table(job, result);
   else if (out.empty())

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "sim/point_store.h"
 #include "sim/why.h"
 
 namespace slubsim {
@@ -271,23 +272,37 @@ json stdout_stats(const Job& job, const JobResult& result) {
   return out;
 }
 
+namespace {
+
+struct File {
+  fs::path path;
+  std::string text;
+};
+
+void variant_files(const std::string& dir, const Job& job, const JobResult& result, std::size_t v,
+                   std::vector<File>& files) {
+  fs::path d = job.variants.size() == 1 ? fs::path(dir) : fs::path(dir) / job.variants[v].label;
+  json matrix = variant_matrix(job, result, v);
+  files.push_back({d / "stats.json", write_text(lkp_stats(matrix))});
+  files.push_back({d / "matrix.json", write_text(matrix)});
+  json host = json::object();
+  host["sim.wall_time_s"] = round_to(result.wall_seconds[v], 3);
+  host["note"] = "host wall time; not deterministic, so kept out of stats.json";
+  files.push_back({d / "host.json", write_text(host)});
+}
+
+}  // namespace
+
+void write_variant_results(const std::string& dir, const Job& job, const JobResult& result, std::size_t v) {
+  std::vector<File> files;
+  variant_files(dir, job, result, v, files);
+  for (const auto& f : files) write_file_atomically(f.path.string(), f.text);
+}
+
 void write_results(const std::string& dir, const Job& job, const JobResult& result) {
   // Serialise everything first, then write: a failure leaves no partial result set.
-  struct File {
-    fs::path path;
-    std::string text;
-  };
   std::vector<File> files;
-  for (std::size_t v = 0; v < job.variants.size(); ++v) {
-    fs::path d = job.variants.size() == 1 ? fs::path(dir) : fs::path(dir) / job.variants[v].label;
-    json matrix = variant_matrix(job, result, v);
-    files.push_back({d / "stats.json", write_text(lkp_stats(matrix))});
-    files.push_back({d / "matrix.json", write_text(matrix)});
-    json host = json::object();
-    host["sim.wall_time_s"] = round_to(result.wall_seconds[v], 3);
-    host["note"] = "host wall time; not deterministic, so kept out of stats.json";
-    files.push_back({d / "host.json", write_text(host)});
-  }
+  for (std::size_t v = 0; v < job.variants.size(); ++v) variant_files(dir, job, result, v, files);
   for (const auto& f : files) {
     std::error_code ec;
     fs::create_directories(f.path.parent_path(), ec);

@@ -28,6 +28,9 @@ std::string format_table(const Job& job, const JobResult& result);
 // Write DIR/stats.json, DIR/matrix.json (deterministic) and DIR/host.json (wall time) for every
 // variant; several variants go to DIR/<label>/. Nothing is written if anything fails to serialise.
 void write_results(const std::string& dir, const Job& job, const JobResult& result);
+// The same for variant v alone, each file written whole (temporary name, then rename): as a
+// run with --out finishes each variant.
+void write_variant_results(const std::string& dir, const Job& job, const JobResult& result, std::size_t v);
 // The stats of every variant: one object, or an object keyed by variant label.
 json stdout_stats(const Job& job, const JobResult& result);
 
