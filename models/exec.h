@@ -87,7 +87,10 @@ class Exec {
   virtual ~Exec() = default;
 
   int cpu() const noexcept { return cpu_; }
-  int node() const noexcept { return node_; }
+  int node() const noexcept { return node_; }  // numa_node_id(): where the CPU is (latencies)
+  // numa_mem_id(): the node whose lists, barn and pages are this CPU's local ones; the nearest
+  // node with memory when the CPU's own node has none (a memoryless node).
+  int mem_node() const noexcept { return mem_node_; }
   Time now() const noexcept { return now_; }
 
   // CPU-private work. Scaled by the driver's private-work factor (an SMT sibling busy too).
@@ -144,7 +147,8 @@ class Exec {
  protected:
   friend class AccountScope;
   friend class Frame;
-  Exec(int cpu, int node) : cpu_(cpu), node_(node) {}
+  // mem_node: numa_mem_id(), the node whose memory this CPU allocates from (-1: node itself).
+  Exec(int cpu, int node, int mem_node = -1) : cpu_(cpu), node_(node), mem_node_(mem_node < 0 ? node : mem_node) {}
   // [from, to) of this CPU's clock was spent on the current account.
   void charge(Time from, Time to) noexcept {
     accounted_[static_cast<int>(account_)] += in_account_window(from, to);
@@ -157,6 +161,7 @@ class Exec {
 
   int cpu_;
   int node_;
+  int mem_node_;
   Time now_ = 0;
   std::int64_t private_scale_permille_ = 1000;
   bool result_ = true;

@@ -24,7 +24,9 @@ namespace slubsim {
 
 class Cpu final : public Exec, public Process {
  public:
-  Cpu(int cpu, int node, Engine& engine, World& world) : Exec(cpu, node), engine_(engine), world_(world) {}
+  // mem_node: numa_mem_id() of the CPU (its node, or the nearest with memory).
+  Cpu(int cpu, int node, int mem_node, Engine& engine, World& world)
+      : Exec(cpu, node, mem_node), engine_(engine), world_(world) {}
 
   // Private work runs slower by `factor` (an SMT sibling also runs a task).
   void set_private_work_factor(double factor) {

@@ -8,6 +8,9 @@
 #include <mutex>
 #include <thread>
 
+#include "models/slub/cache.h"
+#include "models/slub/geometry.h"
+#include "models/slub/page_alloc.h"
 #include "sim/topology.h"
 #include "sim/trace_import.h"
 #include "sim/workload_json.h"
@@ -218,6 +221,32 @@ std::vector<std::string> window_warnings(const Job& job) {
   return out;
 }
 
+// The host memory a point's fixed simulated state takes, from the machine's CPUs and nodes and
+// the variant's caches (not from the host): per CPU, its task and each cache's kmem_cache_cpu and
+// three sheaves (main, spare, rcu_free) full of objects; per node and cache, the barn full of
+// sheaves at its limits; the page allocator's per-CPU lists of every node. Slabs beyond what
+// those layers hold grow with the run and are bounded by the nodes' memory.
+StateEstimate estimate_state(const Job& job, const Variant& v) {
+  const Machine& m = job.machine;
+  const slub::Params p = slub_params(m, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.per_cache);
+  // Host bytes of one object held by a layer: its free-pointer word plus a share of its slab.
+  constexpr double kObjectBytes = sizeof(void*) + sizeof(void*);
+  constexpr double kTaskBytes = 16384;  // a task's Cpu, frames, binding and pools (order of magnitude)
+  StateEstimate e;
+  const double cpus = m.nr_cpus, nodes = m.nr_nodes;
+  e.cpus = cpus * kTaskBytes;
+  for (const auto& c : p.caches) {
+    std::uint32_t cap = c.sheaf_capacity;
+    if (v.kernel.frontend == Frontend::Sheaves) cap = slub::sheaf_capacity_auto(c.object_size, cap);
+    const double sheaf = sizeof(slub::Sheaf) + cap * (sizeof(void*) + kObjectBytes);
+    e.cpus += cpus * (sizeof(slub::KmemCacheCpu) + (cap ? 3 * sheaf : 0));
+    e.nodes += nodes * (sizeof(slub::KmemCacheNode) +
+                        (cap ? (static_cast<double>(v.kernel.barn_max_full) + v.kernel.barn_max_empty) * sheaf : 0));
+  }
+  e.pages = cpus * nodes * (slub::kPcpMaxOrder + 1) * sizeof(std::int64_t) + nodes * nodes * 3 * sizeof(Time);
+  return e;
+}
+
 Job resolve_job(const JobRequest& req) {
   Job job;
   job.request = req;
@@ -305,6 +334,16 @@ Job resolve_job(const JobRequest& req) {
     for (const auto& cap : capacities) {
       Variant v{k, cap, k.name};
       if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
+      const StateEstimate st = estimate_state(job, v);
+      if (st.total() > kMaxStateBytes)
+        throw ConfigError(kfile, "",
+                          fmt::format("variant {} on {}: the simulated state would take about {:.1f} GiB of host "
+                                      "memory ({:.1f} GiB per-CPU caches and sheaves for {} CPUs, {:.1f} GiB barns "
+                                      "and node lists for {} nodes, {:.1f} GiB page lists), more than the {} GiB a "
+                                      "point may use: fewer CPUs or nodes, smaller sheaf capacities or barn limits",
+                                      v.label, job.machine.name, st.total() / kGiB, st.cpus / kGiB,
+                                      job.machine.nr_cpus, st.nodes / kGiB, job.machine.nr_nodes, st.pages / kGiB,
+                                      kMaxStateBytes / kGiB));
       job.variants.push_back(v);
     }
   }

@@ -75,8 +75,21 @@ struct Job {
   std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
 };
 
-// Read and check every input. Throws ConfigError on the first problem.
+// Read and check every input. Throws ConfigError on the first problem, and for a variant whose
+// simulated state (estimate_state) would exceed kMaxStateBytes.
 Job resolve_job(const JobRequest& req);
+
+// Host bytes of a point's fixed simulated state, by part (see estimate_state in job.cpp).
+struct StateEstimate {
+  double cpus = 0;   // tasks, kmem_cache_cpu and per-CPU sheaves with their objects
+  double nodes = 0;  // kmem_cache_node and barns at their limits
+  double pages = 0;  // the page allocator's per-CPU lists, node x node tables
+  double total() const { return cpus + nodes + pages; }
+};
+StateEstimate estimate_state(const Job& job, const Variant& v);
+// A host-side ceiling, not a model parameter: a point that needs more is refused up front.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kMaxStateBytes = 32 * kGiB;
 
 // Whether the warm-up and window are long enough for RCU to settle, as one line per problem
 // (empty when they are). RCU settles in three grace periods: a callback queued at the start is

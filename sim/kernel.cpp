@@ -47,12 +47,13 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   auto caps = root.at("sheaf_capacity").sourced_value_any();
   for (const auto& cache : caps.keys())
     k.sheaf_capacity.emplace_back(cache, static_cast<std::uint32_t>(caps.at(cache).integer_in(1, 4096)));
-  auto count = [&](const char* name) {
-    return static_cast<std::uint32_t>(root.at(name).sourced_value_any().integer_in(1, 100000));
+  auto count = [&](const char* name, std::int64_t lo) {
+    return static_cast<std::uint32_t>(root.at(name).sourced_value_any().integer_in(lo, 100000));
   };
-  k.barn_max_full = count("barn_max_full");
-  k.barn_max_empty = count("barn_max_empty");
-  k.pcs_batch_max = count("pcs_batch_max");
+  // A barn limit of 0 is a barn that keeps nothing (every sheaf it is offered is flushed).
+  k.barn_max_full = count("barn_max_full", 0);
+  k.barn_max_empty = count("barn_max_empty", 0);
+  k.pcs_batch_max = count("pcs_batch_max", 1);
   k.slub_max_order = static_cast<int>(root.at("slub_max_order").sourced_value_any().integer_in(0, 10));
   k.slub_min_objects = static_cast<int>(root.at("slub_min_objects").sourced_value_any().integer_in(0, 4096));
   auto slice = root.at("sched_slice_us");

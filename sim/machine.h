@@ -1,6 +1,7 @@
 // The simulated machine: sockets, NUMA nodes, cores with their SMT threads, LLC domains, and
 // the cost of moving a cache line between two CPUs (docs/topology-format.md).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -44,6 +45,28 @@ struct Machine {
   double smt_private_work_factor = 1.0;
 
   int nr_cores() const { return static_cast<int>(core_cpus.size()); }
+
+  // Every node in the order an allocation on `node` falls back to them: by SLIT distance if the
+  // topology gives one, else the same socket first; ties by node id; the node itself first.
+  std::vector<int> nodes_by_distance(int node) const {
+    std::vector<int> order;
+    for (int b = 0; b < nr_nodes; ++b) order.push_back(b);
+    auto dist = [&](int b) {
+      if (b == node) return 0;
+      if (!node_distance.empty()) return node_distance[node][b];
+      return node_sockets[node] == node_sockets[b] ? 12 : 20;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return dist(x) < dist(y); });
+    return order;
+  }
+  // numa_mem_id() of a CPU on `node`: the node itself, or for a memoryless node the nearest node
+  // with memory (local_memory_node(): the first with memory in fallback order).
+  int mem_node(int node) const {
+    if (node_memory_bytes.empty() || node_memory_bytes[node] > 0) return node;
+    for (int b : nodes_by_distance(node))
+      if (node_memory_bytes[b] > 0) return b;
+    return node;
+  }
 
   // The socket whose memory backs a line homed on `node`. A node spanning several sockets
   // interleaves its lines over them (AMD NPS0), chosen by the line's id.

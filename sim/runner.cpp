@@ -73,7 +73,7 @@ RunResult simulate(const RunSpec& spec) {
   std::vector<std::unique_ptr<Cpu>> cpus;
   for (int t = 0; t < spec.nr_task; ++t) {
     int c = task_cpu[t];
-    auto cpu = std::make_unique<Cpu>(c, m.cpu_node[c], engine, world);
+    auto cpu = std::make_unique<Cpu>(c, m.cpu_node[c], m.mem_node(m.cpu_node[c]), engine, world);
     cpu->set_window(begin, end);
     bool sibling_busy = false;
     for (int s : m.core_cpus[m.cpu_core[c]])

@@ -33,8 +33,15 @@ std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& fi
     s.name = name;
     auto size = c.at("object_size");
     double sz = figure(size);
-    if (sz < 8 || sz > 8192 || sz != static_cast<double>(static_cast<std::uint32_t>(sz)))
-      size.fail("must be a whole number of bytes from 8 to 8192 (larger kmallocs bypass slab)");
+    // kmalloc caches stop at KMALLOC_MAX_CACHE_SIZE (two pages; larger kmallocs go to the page
+    // allocator); a named cache may be as large as a slab of MAX_PAGE_ORDER holds (kvm_vcpu and,
+    // on some configs, task_struct are over 8 KiB; calculate_order then takes get_order(size)).
+    const bool kmalloc = name.rfind("kmalloc-", 0) == 0;
+    const double most = kmalloc ? 2.0 * slub::kPageSize : static_cast<double>(slub::kPageSize << slub::kMaxPageOrder);
+    if (sz < 8 || sz > most || sz != static_cast<double>(static_cast<std::uint32_t>(sz)))
+      size.fail(kmalloc ? fmt::format("must be a whole number of bytes from 8 to {} (larger kmallocs bypass slab)", most)
+                        : fmt::format("must be a whole number of bytes from 8 to {} (a slab of order {})", most,
+                                      slub::kMaxPageOrder));
     s.object_size = static_cast<std::uint32_t>(sz);
     auto align = c.at("align");
     s.align = static_cast<std::uint32_t>(align.integer_in(0, 4096));
@@ -44,7 +51,7 @@ std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& fi
     s.freeptr_outside = flag(c.at("freeptr_outside"));
     s.cpu_partial = knob(c, "cpu_partial", 0, 100000);
     s.min_partial = knob(c, "min_partial", 0, 100000);
-    if (auto o = knob(c, "order", 0, 10)) s.order = static_cast<int>(*o);
+    if (auto o = knob(c, "order", 0, slub::kMaxPageOrder)) s.order = static_cast<int>(*o);
     if (s.order && (std::size_t{4096} << *s.order) < s.object_size)
       c.at("order").fail("the slab would hold no object");
     out.push_back(s);
@@ -132,18 +139,7 @@ slub::Numa numa_of(const Machine& m) {
   n.nr_nodes = m.nr_nodes;
   n.cpu_node = m.cpu_node;
   for (auto b : m.node_memory_bytes) n.node_pages.push_back(b >> slub::kPageShift);
-  // Fallback order: by SLIT distance if given, else same socket first; ties by node id.
-  for (int a = 0; a < m.nr_nodes; ++a) {
-    std::vector<int> order;
-    for (int b = 0; b < m.nr_nodes; ++b) order.push_back(b);
-    auto dist = [&](int b) {
-      if (a == b) return 0;
-      if (!m.node_distance.empty()) return m.node_distance[a][b];
-      return m.node_sockets[a] == m.node_sockets[b] ? 12 : 20;
-    };
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return dist(x) < dist(y); });
-    n.fallback.push_back(order);
-  }
+  for (int a = 0; a < m.nr_nodes; ++a) n.fallback.push_back(m.nodes_by_distance(a));
   // A CPU of node a loading memory of node b: local when b's memory is on a's socket (a node
   // interleaved over sockets, NPS0, counts as local: half its lines are).
   n.memory_latency.assign(m.nr_nodes, std::vector<Time>(m.nr_nodes, 0));

@@ -103,9 +103,15 @@ Machine parse_topology(const json& doc, const std::string& file) {
   }
   for (int n = 0; n < m.nr_nodes; ++n) {
     std::sort(m.node_sockets[n].begin(), m.node_sockets[n].end());
-    double mb = nodes[n].at("memory_mb").positive_number();
+    // 0: a memoryless node (CPUs without local memory; they allocate from the nearest node with
+    // memory, Machine::mem_node).
+    auto mem = nodes[n].at("memory_mb");
+    double mb = mem.number();
+    if (mb < 0 || mb > 1e12) mem.fail(fmt::format("must be from 0 (a memoryless node) to 1e12 MB, got {}", mb));
     m.node_memory_bytes.push_back(static_cast<std::int64_t>(mb * 1024 * 1024));
   }
+  if (std::none_of(m.node_memory_bytes.begin(), m.node_memory_bytes.end(), [](std::int64_t b) { return b > 0; }))
+    root.at("nodes").fail("no node has memory (memory_mb > 0)");
 
   // Cores and their SMT threads.
   auto smt = root.at("smt");

@@ -33,7 +33,7 @@ double one_way(const Machine& m, const Costs& c, int a, int b, int home_node) {
   Engine engine;
   World world(m, c);
   LineId line = world.new_line("pingpong", home_node);
-  Cpu ca(a, m.cpu_node[a], engine, world), cb(b, m.cpu_node[b], engine, world);
+  Cpu ca(a, m.cpu_node[a], m.cpu_node[a], engine, world), cb(b, m.cpu_node[b], m.cpu_node[b], engine, world);
   int turn = 0;
   const int rounds = 200;
   Time fa = 0, fb = 0;

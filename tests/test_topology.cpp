@@ -117,7 +117,7 @@ TEST_CASE("topology: malformed machines are rejected naming the field") {
   check_rejected([](json& d) { d["sockets"][1]["cpus"] = "4-7,9"; }, "sockets");  // ids not 0..N-1
   check_rejected([](json& d) { d["llc"]["domains"] = json::array({"0-4", "5-7"}); }, "llc");  // spans sockets
   check_rejected([](json& d) { d["smt"] = json{{"threads_per_core", 2}, {"sibling_offset", 3}}; }, "smt.sibling_offset");
-  check_rejected([](json& d) { d["nodes"][0]["memory_mb"] = 0; }, "nodes[0].memory_mb");
+  check_rejected([](json& d) { d["nodes"][0]["memory_mb"] = -1; /* 0: memoryless */ }, "nodes[0].memory_mb");
   check_rejected([](json& d) { d["node_distance"][0][1] = 20; }, "node_distance");
   check_rejected([](json& d) { d["smt_private_work_factor"]["value"] = 0.5; }, "smt_private_work_factor");
 }

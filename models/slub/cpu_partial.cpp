@@ -206,7 +206,7 @@ class CpuPartial final : public Frontend {
     // passes: the first with __GFP_THISNODE (that node's partial list, that node's pages), the
     // second with the caller's flags, where get_partial goes on to other nodes' partial lists
     // (get_any_partial) and new_slab may fall back to other nodes' pages.
-    int search = node == kNoNode ? e.node() : node;
+    int search = node == kNoNode ? e.mem_node() : node;
     bool try_thisnode = node != kNoNode;
     while (true) {
       slab = co_await get_partial_node(e, s, s.node[search], &freelist);
@@ -302,7 +302,7 @@ class CpuPartial final : public Frontend {
     Frame frame(e, "get_any_partial");
     int ratio = slub_.params().features.remote_node_defrag_ratio;
     if (ratio == 0 || static_cast<int>(slub_.rng(e.cpu()).below(1024)) > ratio) co_return nullptr;
-    for (int n : slub_.params().numa.fallback[e.node()]) {
+    for (int n : slub_.params().numa.fallback[e.mem_node()]) {
       if (n == searched) continue;
       KmemCacheNode& kn = s.node[n];
       co_await e.read(kn.line);

@@ -15,6 +15,7 @@ namespace slubsim::slub {
 constexpr int kPageShift = 12;
 constexpr std::size_t kPageSize = std::size_t{1} << kPageShift;
 constexpr int kNoNode = -1;  // NUMA_NO_NODE
+constexpr int kMaxPageOrder = 10;  // MAX_PAGE_ORDER (x86-64, arm64 with 4 KiB pages): the largest buddy block
 
 // A cache as kmem_cache_create is asked for it (configs/caches.json).
 struct CacheSpec {

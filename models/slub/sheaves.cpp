@@ -45,7 +45,7 @@ class Sheaves final : public Frontend {
   // alloc_from_pcs, the part without shared state: main, or main swapped with a full spare.
   void* alloc_fast(Exec& e, KmemCache& s, int node) override {
     if (!s.sheaf_capacity) return below_->alloc_fast(e, s, node);
-    if (node != kNoNode && node != e.node()) return nullptr;  // slow path counts the mismatch
+    if (node != kNoNode && node != e.mem_node()) return nullptr;  // slow path counts the mismatch
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     if (pcs.main->empty()) {
       if (!pcs.spare || pcs.spare->empty()) return nullptr;
@@ -62,7 +62,7 @@ class Sheaves final : public Frontend {
   Co<void*> alloc_slow(Exec& e, KmemCache& s, int node) override {
     if (s.sheaf_capacity) {
       PercpuSheaves& pcs = s.pcs[e.cpu()];
-      bool node_ok = node == kNoNode || node == e.node();
+      bool node_ok = node == kNoNode || node == e.mem_node();
       bool replaced = false;
       if (node_ok && pcs.main->empty()) replaced = co_await replace_empty_main(e, s);
       if (replaced) {
@@ -88,7 +88,7 @@ class Sheaves final : public Frontend {
   Co<bool> replace_empty_main(Exec& e, KmemCache& s) {
     Frame frame(e, "__pcs_replace_empty_main");
     PercpuSheaves& pcs = s.pcs[e.cpu()];
-    Barn& barn = s.node[e.node()].barn;
+    Barn& barn = s.node[e.mem_node()].barn;
     Sheaf* full = co_await barn_replace_empty_sheaf(e, barn, pcs.main);
     if (full) {
       s.stat(Stat::BARN_GET);
@@ -104,7 +104,7 @@ class Sheaves final : public Frontend {
     } else {
       vessel = co_await barn_get_empty_sheaf(e, barn);
     }
-    if (!vessel) vessel = new_sheaf(s, true, e.node());
+    if (!vessel) vessel = new_sheaf(s, true, e.mem_node());
     bool filled = co_await refill(e, s, vessel);
     if (!filled) {
       // A partial refill is a failure: give back what it got, free the vessel.
@@ -154,7 +154,7 @@ class Sheaves final : public Frontend {
   // free_to_pcs, the part without shared state: local objects to main, or main swapped with a
   // spare that has room.
   bool free_fast(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
-    if (!s.sheaf_capacity || slab->node != e.node()) return below_->free_fast(e, s, slab, obj);
+    if (!s.sheaf_capacity || slab->node != e.mem_node()) return below_->free_fast(e, s, slab, obj);
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     if (pcs.main->full()) {
       if (!pcs.spare || pcs.spare->full()) return false;
@@ -166,7 +166,7 @@ class Sheaves final : public Frontend {
 
   Co<void> free_slow(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
     bool room = false;
-    if (s.sheaf_capacity && slab->node == e.node()) room = co_await replace_full_main(e, s);
+    if (s.sheaf_capacity && slab->node == e.mem_node()) room = co_await replace_full_main(e, s);
     if (room) {
       push_main(e, s, s.pcs[e.cpu()], obj);
       co_return;
@@ -189,7 +189,7 @@ class Sheaves final : public Frontend {
   Co<bool> replace_full_main(Exec& e, KmemCache& s) {
     Frame frame(e, "__pcs_replace_full_main");
     PercpuSheaves& pcs = s.pcs[e.cpu()];
-    Barn& barn = s.node[e.node()].barn;
+    Barn& barn = s.node[e.mem_node()].barn;
     Sheaf* empty = nullptr;
     if (!pcs.spare) {
       empty = co_await barn_get_empty_sheaf(e, barn);
@@ -216,14 +216,14 @@ class Sheaves final : public Frontend {
       }
     }
     // No empty sheaf anywhere: allocate one (GFP_NOWAIT; succeeds here).
-    empty = new_sheaf(s, true, e.node());
+    empty = new_sheaf(s, true, e.mem_node());
     co_await install_empty(e, s, pcs, empty);
     co_return true;
   }
 
   // __pcs_install_empty_sheaf.
   Co<void> install_empty(Exec& e, KmemCache& s, PercpuSheaves& pcs, Sheaf* empty) {
-    Barn& barn = s.node[e.node()].barn;
+    Barn& barn = s.node[e.mem_node()].barn;
     if (!pcs.spare) {
       pcs.spare = pcs.main;  // the expected case
       pcs.main = empty;
@@ -253,7 +253,7 @@ class Sheaves final : public Frontend {
         if (pcs.spare && !pcs.spare->empty()) {
           std::swap(pcs.main, pcs.spare);
         } else {
-          Sheaf* full = co_await barn_replace_empty_sheaf(e, s.node[e.node()].barn, pcs.main);
+          Sheaf* full = co_await barn_replace_empty_sheaf(e, s.node[e.mem_node()].barn, pcs.main);
           s.stat(full ? Stat::BARN_GET : Stat::BARN_GET_FAIL);
           if (!full) break;
           pcs.main = full;
@@ -290,7 +290,7 @@ class Sheaves final : public Frontend {
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     std::vector<void*> remote, local;
     for (std::size_t i = 0; i < n; ++i) {
-      if (slub_.virt_to_slab(p[i])->node != e.node()) {
+      if (slub_.virt_to_slab(p[i])->node != e.mem_node()) {
         remote.push_back(p[i]);
         if (remote.size() == f_.pcs_batch_max) {
           if (v7_) s.stat(Stat::FREE_SLOWPATH, remote.size());
@@ -306,7 +306,7 @@ class Sheaves final : public Frontend {
       if (pcs.main->full()) {
         bool ok = true;
         if (!pcs.spare) {
-          Sheaf* empty = co_await barn_get_empty_sheaf(e, s.node[e.node()].barn);
+          Sheaf* empty = co_await barn_get_empty_sheaf(e, s.node[e.mem_node()].barn);
           if (empty) {
             pcs.spare = pcs.main;
             pcs.main = empty;
@@ -317,7 +317,7 @@ class Sheaves final : public Frontend {
           std::swap(pcs.main, pcs.spare);
         } else {
           Sheaf* empty = nullptr;
-          int r = co_await barn_replace_full_sheaf(e, s, s.node[e.node()].barn, pcs.main, &empty);
+          int r = co_await barn_replace_full_sheaf(e, s, s.node[e.mem_node()].barn, pcs.main, &empty);
           s.stat(r == 0 ? Stat::BARN_PUT : Stat::BARN_PUT_FAIL);
           if (r == 0) pcs.main = empty;
           else ok = false;
@@ -391,7 +391,7 @@ class Sheaves final : public Frontend {
     // build_detached_freelist stores each object's free pointer: a memory access for the aged
     // ones, as in the per-object RCU callback that frees to a slab (Slub::run_callback).
     const auto& dram = slub_.params().numa.memory_latency;
-    if (sheaf->aged > 0 && !dram.empty()) e.spend(static_cast<Time>(sheaf->aged) * dram[e.node()][e.node()]);
+    if (sheaf->aged > 0 && !dram.empty()) e.spend(static_cast<Time>(sheaf->aged) * dram[e.mem_node()][e.mem_node()]);
     sheaf->aged = 0;
     while (!sheaf->empty()) {
       std::size_t batch = std::min<std::size_t>(sheaf->size(), f_.pcs_batch_max);
@@ -408,15 +408,15 @@ class Sheaves final : public Frontend {
   // waits a grace period (one RCU callback per capacity objects).
   Co<bool> kfree_rcu(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
     Frame frame(e, "__kfree_rcu_sheaf");
-    if (!s.sheaf_capacity || slab->node != e.node()) co_return false;
+    if (!s.sheaf_capacity || slab->node != e.mem_node()) co_return false;
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     if (!pcs.rcu_free) {
       if (pcs.spare && pcs.spare->empty()) {
         pcs.rcu_free = pcs.spare;
         pcs.spare = nullptr;
       } else {
-        Sheaf* empty = co_await barn_get_empty_sheaf(e, s.node[e.node()].barn);
-        pcs.rcu_free = empty ? empty : new_sheaf(s, true, e.node());
+        Sheaf* empty = co_await barn_get_empty_sheaf(e, s.node[e.mem_node()].barn);
+        pcs.rcu_free = empty ? empty : new_sheaf(s, true, e.mem_node());
       }
     }
     pcs.rcu_free->objects.push_back(obj);
@@ -425,7 +425,7 @@ class Sheaves final : public Frontend {
     if (pcs.rcu_free->full()) {
       Sheaf* sheaf = pcs.rcu_free;
       pcs.rcu_free = nullptr;
-      sheaf->node = e.node();
+      sheaf->node = e.mem_node();
       rcu_in_flight_.insert(sheaf);
       slub_.call_rcu(e, {RcuCallback::RcuSheaf, s.index, sheaf});
     }
@@ -469,7 +469,7 @@ class Sheaves final : public Frontend {
     Sheaf* sheaf = nullptr;
     if (n > s.sheaf_capacity) {
       s.stat(Stat::SHEAF_PREFILL_OVERSIZE);
-      sheaf = new_sheaf(s, false, e.node());
+      sheaf = new_sheaf(s, false, e.mem_node());
       sheaf->capacity = n;
       sheaf->oversize = true;
       e.spend(c_.sheaf_struct_alloc);
@@ -481,10 +481,10 @@ class Sheaves final : public Frontend {
         s.stat(Stat::SHEAF_PREFILL_FAST);
       } else {
         s.stat(Stat::SHEAF_PREFILL_SLOW);
-        sheaf = co_await barn_get_full_or_empty_sheaf(e, s.node[e.node()].barn);
+        sheaf = co_await barn_get_full_or_empty_sheaf(e, s.node[e.mem_node()].barn);
         // BARN_GET only for a sheaf with objects; an empty one or none is BARN_GET_FAIL.
         s.stat(sheaf && !sheaf->empty() ? Stat::BARN_GET : Stat::BARN_GET_FAIL);
-        if (!sheaf) sheaf = new_sheaf(s, true, e.node());
+        if (!sheaf) sheaf = new_sheaf(s, true, e.mem_node());
       }
     }
     prefilled_.insert(sheaf);
@@ -535,7 +535,7 @@ class Sheaves final : public Frontend {
     }
     s.stat(Stat::SHEAF_RETURN_SLOW);
     AccountScope slow(e, Account::SlabSlow);
-    Barn& barn = s.node[e.node()].barn;
+    Barn& barn = s.node[e.mem_node()].barn;
     co_await e.read(barn.line);
     bool refilled = false;
     if (barn.nr_full() < f_.barn_max_full) refilled = co_await refill(e, s, sheaf);

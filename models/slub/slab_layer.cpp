@@ -68,7 +68,7 @@ class SlabLayer final : public Frontend {
   // refill_objects: fill p[] with between min and max objects.
   Co<std::size_t> refill_objects(Exec& e, KmemCache& s, void** p, std::size_t min, std::size_t max) {
     Frame frame(e, "refill_objects");
-    int local = e.node();
+    int local = e.mem_node();
     std::size_t r = co_await refill_from_node(e, s, s.node[local], p, min, max, true);
     if (r >= min) co_return r;
     // __refill_objects_any: other nodes by distance, gated by remote_node_defrag_ratio.
@@ -201,14 +201,14 @@ class SlabLayer final : public Frontend {
     Frame frame(e, "___slab_alloc");
     s.stat(Stat::ALLOC_SLOWPATH);
     e.spend(c_.slowpath_entry);
-    int search = node == kNoNode ? e.node() : node;
+    int search = node == kNoNode ? e.mem_node() : node;
     bool try_thisnode = node != kNoNode;
     while (true) {
       void* obj = co_await get_from_partial_node(e, s, s.node[search]);
       if (!obj && !try_thisnode) {
         int ratio = slub_.params().features.remote_node_defrag_ratio;
         if (ratio != 0 && static_cast<int>(slub_.rng(e.cpu()).below(1024)) <= ratio)
-          for (int n : slub_.params().numa.fallback[e.node()]) {
+          for (int n : slub_.params().numa.fallback[e.mem_node()]) {
             if (n == search) continue;
             KmemCacheNode& kn = s.node[n];
             co_await e.read(kn.line);

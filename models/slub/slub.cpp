@@ -214,7 +214,7 @@ Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
     // mid-object (calculate_sizes puts it at object_size / 2 for caches without a ctor or
     // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
     int lines = p_.costs.rcu_callback_cold_lines;
-    bool to_slab = s.sheaf_capacity == 0 || slab->node != e.node();
+    bool to_slab = s.sheaf_capacity == 0 || slab->node != e.mem_node();
     if (to_slab && s.geo.offset >= kCacheLine) ++lines;
     e.spend(lines * p_.numa.memory_latency[e.node()][slab->node]);
   }
@@ -421,7 +421,7 @@ void Slub::build_freelist(Exec& e, KmemCache& s, Slab* slab) {
 
 Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool build) {
   Frame frame(e, "allocate_slab");
-  int preferred = node == kNoNode ? e.node() : node;
+  int preferred = node == kNoNode ? e.mem_node() : node;
   int order = s.geo.order;
   int got = co_await pages_->alloc_pages(e, order, preferred, this_node);
   int min_order = get_order(s.geo.size);

@@ -111,7 +111,7 @@ expect_error "slub.list_op_ns.value: expected a number" --topology small-2s-8c -
 kernel="$cfg/kernels/v7.0.json"
 expect_error 'barn_max_ful: unknown field; did you mean "barn_max_full"?' --topology small-2s-8c --kernel "$(mutated "$kernel" k-typo "d['barn_max_ful'] = d['barn_max_full']")"
 expect_error "k-overflow.json: line " --topology small-2s-8c --kernel "$(overflowed "$kernel" k-overflow)"
-expect_error "barn_max_full.value: must be between 1 and 100000, got 0" --topology small-2s-8c --kernel v7.0 --set kernel.barn_max_full=0
+expect_error "barn_max_full.value: must be between 0 and 100000, got -1" --topology small-2s-8c --kernel v7.0 --set kernel.barn_max_full=-1
 caches="$cfg/caches/default.json"
 expect_error 'caches.maple_node.min_partail: unknown field; did you mean "min_partial"?' --topology small-2s-8c --caches "$(mutated "$caches" ca-typo "d['caches']['maple_node']['min_partail'] = 5")"
 expect_error "ca-overflow.json: line " --topology small-2s-8c --caches "$(overflowed "$caches" ca-overflow)"
@@ -120,7 +120,8 @@ mmap2="$wl/mmap2.json"
 expect_error 'paramters: unknown field; did you mean "parameters"?' --topology small-2s-8c --workload "$(mutated "$mmap2" w-typo "d['paramters'] = {}")"
 expect_error "w-overflow.json: line " --topology small-2s-8c --workload "$(overflowed "$mmap2" w-overflow)"
 expect_error "ops_per_iteration: must be between 1 and 1000000, got -1" --topology small-2s-8c --workload mmap2 --set workload.ops_per_iteration=-1
-expect_error "nodes[0].memory_mb: must be positive, got 0" --topology small-2s-8c --set topology.nodes.0.memory_mb=0
+expect_error "nodes[0].memory_mb: must be from 0 (a memoryless node) to 1e12 MB, got -1" --topology small-2s-8c --set topology.nodes.0.memory_mb=-1
+expect_error "nodes: no node has memory" --topology small-2s-8c --set topology.nodes.0.memory_mb=0 --set topology.nodes.1.memory_mb=0
 expect_error "--seed: '-1' is not a whole number" --topology small-2s-8c --seed -1
 expect_error "--interval: '-1ms' must be positive" --topology small-2s-8c --interval=-1ms
 expect_error "--runs: must be between 1 and 1000" --topology small-2s-8c --runs 0
