@@ -16,8 +16,16 @@ namespace slubsim::detail {
 constexpr std::size_t kFrameGranule = 64;
 constexpr std::size_t kFrameClasses = 64;  // pooled up to 4 KiB; larger frames use operator new
 constexpr std::size_t kFrameChunk = std::size_t{1} << 20;
-// Under AddressSanitizer every frame is its own allocation, so a use after a frame's end is caught.
+// Under AddressSanitizer every frame is its own allocation, so a use after a frame's end is caught
+// (GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature).
 #if defined(__SANITIZE_ADDRESS__)
+#define SLUBSIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLUBSIM_ASAN 1
+#endif
+#endif
+#if defined(SLUBSIM_ASAN)
 constexpr bool kFramePoolOff = true;
 #else
 constexpr bool kFramePoolOff = false;

@@ -316,21 +316,25 @@ Job resolve_job(const JobRequest& req) {
 
   auto capacities = parse_sheaf_capacity(req.sheaf_capacity);
   for (const auto& cap : capacities)
-    for (const auto& [cache, n] : cap.per_cache)
+    for (const auto& setting : cap.per_cache) {
+      const std::string& cache = setting.first;  // not a structured binding: clang 14 cannot capture one
       if (!cache.empty() && std::none_of(job.caches.begin(), job.caches.end(),
                                          [&](const slub::CacheSpec& c) { return c.name == cache; }))
         throw ConfigError("command line", "--sheaf-capacity",
                           fmt::format("cache '{}' is not in {}", cache, caches_file));
+    }
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
     Kernel k = parse_kernel(load_with_overrides(kfile, overrides, "kernel"), kfile);
     job.inputs.emplace_back("kernel " + kname, kfile);
     apply_patches(k, req.patches);
-    for (const auto& [cache, cap] : k.sheaf_capacity)
+    for (const auto& setting : k.sheaf_capacity) {
+      const std::string& cache = setting.first;
       if (std::none_of(job.caches.begin(), job.caches.end(),
                        [&](const slub::CacheSpec& c) { return c.name == cache; }))
         throw ConfigError(kfile, "sheaf_capacity.value." + cache,
                           fmt::format("cache '{}' is not in {}", cache, caches_file));
+    }
     for (const auto& cap : capacities) {
       Variant v{k, cap, k.name};
       if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;

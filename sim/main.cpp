@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cli.h"
 #include "sim/config.h"
 #include "sim/job.h"
 #include "sim/point_store.h"
@@ -52,21 +53,6 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-// --seed: a whole number from 0 to 2^53, as an experiment's "seed" (program_options would wrap
-// "-1" round to 2^64 - 1).
-std::uint64_t parse_seed(const std::string& text) {
-  constexpr std::uint64_t kMax = std::uint64_t{1} << 53;
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    if (!text.empty() && text[0] != '-' && text[0] != '+') v = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || v > kMax)
-    throw ConfigError("command line", "--seed", fmt::format("'{}' is not a whole number from 0 to 2^53", text));
-  return v;
-}
 
 const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
 
@@ -95,87 +81,16 @@ constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
 constexpr const char* kDefaultDuration = "";
 constexpr const char* kDefaultWarmup = "";
 
-po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,
-                                    bool& quiet) {
-  po::options_description d("Options of 'slubsim run'");
-  d.add_options()
-      ("help,h", "this text")
-      ("topology", po::value(&r.topology)->default_value(r.topology),
-       "machine: a preset NAME (configs/topologies/NAME.json) or a FILE; e.g. --topology small-2s-8c")
-      ("workload", po::value(&r.workload)->default_value(r.workload),
-       "program each task runs: NAME (workloads/NAME.json) or FILE, or a trace to replay: trace:FILE (slubsim's format) or ftrace:FILE (ftrace / trace-cmd report text of the kmem events); e.g. --workload rwsem-standin or --workload ftrace:workloads/traces/sample-ftrace.txt")
-      ("trace-map", po::value(&r.trace_map)->default_value(r.trace_map),
-       "how a trace's C CPUs become the tasks: replicated (task j replays trace CPU j mod C, each group of C tasks with its own objects) or mapped (trace CPU i on task i mod N; N must not exceed C); e.g. --trace-map mapped")
-      ("trace-speed", po::value(&r.trace_speed)->default_value(r.trace_speed),
-       "trace timestamps are divided by this factor; 0 replays events back to back; e.g. --trace-speed 10")
-      ("mode", po::value(&r.mode)->default_value(r.mode),
-       "process (private mm per task) or thread (one shared mm); e.g. --mode thread")
-      ("nr-task", po::value(&r.nr_task)->default_value(r.nr_task),
-       "task counts, one result row each: N or P% of logical CPUs; e.g. --nr-task 1,8,64 or 25%,50%,100%")
-      ("kernel", po::value(&r.kernel)->default_value(r.kernel),
-       "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0")
-      ("sheaf-capacity", po::value(&r.sheaf_capacity),
-       "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep; e.g. --sheaf-capacity maple_node=64 or 32,64,128")
-      ("set", po::value(&r.sets)->composing(),
-       "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1")
-      ("patch", po::value(&r.patches)->composing(),
-       "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf")
-      ("costs", po::value(&r.costs)->default_value(r.costs),
-       "cost model: NAME (configs/costs/NAME.json) or FILE")
-      ("caches", po::value(&r.caches)->default_value(r.caches),
-       "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104")
-      ("validate", po::bool_switch(&r.validate),
-       "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run")
-      ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
-      ("seed", po::value<std::string>()->default_value(std::to_string(r.seed))->notifier([&r](const std::string& s) {
-         r.seed = parse_seed(s);
-       }),
-       "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
-      ("duration", po::value(&r.duration)->default_value(r.duration),
-       "measured window in simulated time (s, ms, us, ns); the default is the experiments' steady-state window, and a window under three RCU grace periods draws a warning; e.g. --duration 24ms")
-      ("warmup", po::value(&r.warmup)->default_value(r.warmup),
-       "simulated warm-up before the window (0 for none); one shorter than RCU needs to settle (three grace periods) draws a warning; e.g. --warmup 40ms")
-      ("interval", po::value(&r.interval),
-       "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys; is the window steady?); e.g. --interval 4ms")
-      ("out", po::value(&out),
-       "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several), each finished point to DIR/points at once, and DIR/index.json; Ctrl-C stops after the points in flight; e.g. --out results/run1")
-      ("resume", po::bool_switch(&resume),
-       "finish the interrupted job in --out DIR: the same options and inputs, only the missing points run; e.g. --out results/run1 --resume")
-      ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
-      ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
-      ("why", po::bool_switch(&why),
-       "after the table, where each row's task time goes, like perf report: non-slab work, slab fast and slow path, RCU callbacks, spinning per lock and node, idle (implies --table; the why.* keys are in the JSON anyway)")
-      ("quiet", po::bool_switch(&quiet), "no progress lines on stderr")
-      ("home", po::value(&r.home)->default_value(r.home),
-       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
-  return d;
-}
 
 int run(std::vector<std::string> args) {
-  // "--patch -NAME" would read as an option: glue the value on.
-  for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--patch" && !args[i + 1].empty() && args[i + 1][0] == '-') {
-      args[i] = "--patch=" + args[i + 1];
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    }
-  JobRequest req;
-  req.home = default_home();
-  std::string out;
-  bool resume = false, table = false, why = false, quiet = false;
-  auto desc = run_options(req, out, resume, table, why, quiet);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim run --help)\n";
-    return kExitBadInput;
-  }
-  if (why) table = true;
-  if (vm.count("help")) {
-    std::cout << kUsage << "\n" << desc << "\n";
+  RunCommand cmd = parse_run_command(std::move(args), default_home());
+  if (cmd.help) {
+    std::cout << kUsage << "\n" << cmd.help_text << "\n";
     return 0;
   }
+  const JobRequest& req = cmd.request;
+  const std::string& out = cmd.out;
+  const bool resume = cmd.resume, table = cmd.table, why = cmd.why, quiet = cmd.quiet;
   if (resume && out.empty()) throw ConfigError("command line", "--resume", "needs --out DIR: the store to finish");
   Job job = resolve_job(req);
   auto progress = [&](const std::string& line) {
@@ -247,6 +162,7 @@ po::options_description validate_options(ValidateOptions& o) {
 }
 
 int validate(const std::vector<std::string>& args) {
+  refuse_placeholders(args);
   ValidateOptions o;
   o.home = default_home();
   auto desc = validate_options(o);
