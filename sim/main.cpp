@@ -145,6 +145,8 @@ po::options_description validate_options(ValidateOptions& o) {
       ("jobs", po::value(&o.jobs)->default_value(o.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
       ("calibrate", po::bool_switch(&o.calibrate),
        "fit each experiment's non-slab time (its 'fit': baseline variant, lowest task count) and write configs/fits/<id>.<topology>.json instead of scoring")
+      ("validate", po::bool_switch(&o.slub_validate),
+       "SLUB validation mode in every simulation, as 'run --validate': double frees and foreign pointers are errors and every object is checked to be in one place; results are the same")
       ("no-write", po::bool_switch(),
        "print only: write no result, scoreboard or fit file")
       ("set", po::value(&o.sets)->composing(),

@@ -200,6 +200,7 @@ JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, con
   r.duration = o.duration.empty() ? e.duration : o.duration;
   r.warmup = o.warmup.empty() ? e.warmup : o.warmup;
   r.interval = o.interval;
+  r.validate = o.slub_validate;
   r.jobs = 1;
   return r;
 }

@@ -22,6 +22,8 @@ struct ValidateOptions {
   bool calibrate = false;
   bool write = true;
   bool quiet = false;
+  // SLUB validation mode in every simulation (run --validate): checks only, results unchanged.
+  bool slub_validate = false;
   // Replace every experiment's duration / warmup (the default main job's short form); "" = keep.
   std::string duration, warmup;
   // The interval series in every run (run --interval); "" = none.

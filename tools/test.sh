@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install, build, and run every test (doctest cases and end-to-end runs, through ctest); then
-# the same suite again in an AddressSanitizer + UndefinedBehaviorSanitizer build.
-# SLUBSIM_SKIP_SANITIZE=1 skips the sanitizer pass (quicker local runs).
+# the same suite again in an AddressSanitizer + UndefinedBehaviorSanitizer build; then every
+# libFuzzer target for SLUBSIM_FUZZ_SECONDS (20) seconds (tools/fuzz.sh, clang++).
+# SLUBSIM_SKIP_SANITIZE=1 skips the sanitizer pass and the fuzzers (quicker local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh build >/dev/null
@@ -11,4 +12,6 @@ if [ "${SLUBSIM_SKIP_SANITIZE:-0}" != 1 ]; then
   bash tools/setup.sh build-asan -DSLUBSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+  echo "== the fuzz targets, ${SLUBSIM_FUZZ_SECONDS:-20} s each"
+  bash tools/fuzz.sh "${SLUBSIM_FUZZ_SECONDS:-20}"
 fi

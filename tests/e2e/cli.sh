@@ -13,7 +13,7 @@ for opt in --topology --workload --mode --nr-task --kernel --sheaf-capacity --se
   grep -q -- "$opt" <<<"$help" || fail "run --help lacks $opt"
 done
 
-args=(run --topology small-2s-8c --workload lock-standin --nr-task 1,4,8 --duration 2ms --warmup 200us --quiet)
+args=(run --topology small-2s-8c --workload lock-standin --nr-task 1,4,8 --duration 2ms --warmup 200us --quiet --validate)
 "$bin" "${args[@]}" > "$tmp/stdout.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 0, d' "$tmp/stdout.json" \
   || fail "stdout is not lkp JSON"
@@ -40,7 +40,7 @@ assert "lock_stat.node_lock.acquisitions" in stats
 PY
 
 # Thread mode uses the threads keys.
-thread=$("$bin" run --topology small-2s-8c --workload rwsem-standin --mode thread --nr-task 8 --duration 1ms --warmup 100us --quiet)
+thread=$("$bin" run --topology small-2s-8c --workload rwsem-standin --mode thread --nr-task 8 --duration 1ms --warmup 100us --quiet --validate)
 grep -q '"will-it-scale.8.threads"' <<<"$thread" || fail "thread mode keys"
 
 # A kernel and capacity sweep writes one directory per variant.
@@ -50,8 +50,8 @@ for v in v6.17_sheaf_capacity=32 v6.17_sheaf_capacity=64 v7.0_sheaf_capacity=32 
 done
 
 # A one-cache capacity sweep on a sheaves kernel, with patches switched from the command line.
-"$bin" run --topology small-2s-8c --workload sheaf-burst --kernel v7.0 --nr-task 8 --duration 1ms --warmup 100us --quiet \
-  --sheaf-capacity maple_node=32,128 --patch -spare-sheaf --patch +skip-freelist --validate --out "$tmp/caps"
+"$bin" run --topology small-2s-8c --workload sheaf-burst --kernel v7.0 --nr-task 8 --duration 1ms --warmup 100us --quiet --validate \
+  --sheaf-capacity maple_node=32,128 --patch -spare-sheaf --patch +skip-freelist --out "$tmp/caps"
 grep -q '"slub_stats.maple_node.sheaf_refill"' "$tmp/caps/v7.0_sheaf_capacity=maple_node=32/stats.json" \
   || fail "no sheaf refills at capacity 32"
 [ -f "$tmp/caps/v7.0_sheaf_capacity=maple_node=128/stats.json" ] || fail "no result for capacity 128"

@@ -8,7 +8,7 @@ bin=$(realpath "$1")
 src=$(realpath "$2")
 
 ids=t06-lkp-mmap2-srf192,t15-delay-freezing-amd128,t16-lkp-rawudp-icl64
-"$bin" validate --home "$src" --only "$ids" --out "$tmp/out" --jobs 2 --quiet >/dev/null || { fail "validate --only $ids"; exit 1; }
+"$bin" validate --home "$src" --only "$ids" --out "$tmp/out" --jobs 2 --quiet --validate >/dev/null || { fail "validate --only $ids"; exit 1; }
 n=0
 for id in ${ids//,/ }; do
   for dir in "$src/results/$id"/*/*/; do

@@ -9,7 +9,7 @@ tool="$(dirname "$0")/../../tools/compare.py"
 # Two kernels, three runs each (lkp's changed-key test needs 3), as results/<id>/<topology>/<variant>.
 top="$tmp/results/t01-test/small-2s-8c"
 "$bin" run --topology small-2s-8c --workload mmap2 --nr-task 2,8 --kernel v6.17,v6.19 --runs 3 \
-  --duration 1ms --warmup 500us --quiet --out "$top" || { echo "FAIL: slubsim run"; exit 1; }
+  --duration 1ms --warmup 500us --quiet --validate --out "$top" || { echo "FAIL: slubsim run"; exit 1; }
 
 out=$("$py" "$tool" "$top/v6.17" "$top/v6.19" --all)
 rc=$?
@@ -30,7 +30,7 @@ m=$("$py" "$tool" "$top/v6.17" "$top/v6.19" --all --match '^will-it-scale\.')
 
 # Three dirs, long variant names: columns numbered, the dirs listed with their numbers.
 "$bin" run --topology small-2s-8c --workload mmap2 --nr-task 8 --kernel v6.18 --sheaf-capacity maple_node=16,64 \
-  --duration 1ms --warmup 500us --quiet --out "$tmp/caps" || fail "slubsim capacity run"
+  --duration 1ms --warmup 500us --quiet --validate --out "$tmp/caps" || fail "slubsim capacity run"
 three=$("$py" "$tool" "$top/v6.17" "$tmp/caps/v6.18_sheaf_capacity=maple_node=16" "$tmp/caps/v6.18_sheaf_capacity=maple_node=64" --all)
 grep -q "\[2\] $tmp/caps/v6.18_sheaf_capacity=maple_node=64" <<<"$three" && grep -qE "^ +\[0\] +\[1\] +\[2\]" <<<"$three" &&
   ok "numbered columns for long names" || fail "long names: $(head -8 <<<"$three")"

@@ -9,7 +9,7 @@ tool="$(dirname "$0")/../../tools/import-topology.py"
 . "$(dirname "$0")/lib.sh"
 
 run_sim() {  # the imported file loads and runs
-  if "$bin" run --topology "$1" --workload lock-standin --nr-task 1,8 --duration 1ms --quiet >"$tmp/sim.json" 2>"$tmp/sim.err" &&
+  if "$bin" run --topology "$1" --workload lock-standin --nr-task 1,8 --duration 1ms --quiet --validate >"$tmp/sim.json" 2>"$tmp/sim.err" &&
      "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 0' "$tmp/sim.json"; then
     ok "slubsim runs $(basename "$1")"
   else

@@ -25,11 +25,11 @@ res="$tmp/results"
 t01="$res/t01-test/small-2s-8c"
 cap="$res/cap-test/small-2s-8c"
 "$bin" run --topology small-2s-8c --workload mmap2 --nr-task 2,4,8 --kernel v6.17,v6.19,v7.0 --runs 2 \
-  --duration 1ms --warmup 500us --quiet --out "$t01" || { echo "FAIL: slubsim run"; exit 1; }
+  --duration 1ms --warmup 500us --quiet --validate --out "$t01" || { echo "FAIL: slubsim run"; exit 1; }
 "$bin" run --topology small-2s-8c --workload mmap2 --nr-task 4,8 --kernel v6.18 --sheaf-capacity maple_node=16,32,64 \
-  --duration 1ms --warmup 500us --quiet --out "$cap" || { echo "FAIL: slubsim capacity run"; exit 1; }
+  --duration 1ms --warmup 500us --quiet --validate --out "$cap" || { echo "FAIL: slubsim capacity run"; exit 1; }
 "$bin" run --topology small-2s-8c --workload mmap2 --nr-task 4,8 --kernel v6.17 \
-  --duration 1ms --warmup 500us --quiet --out "$cap/v6.17" || { echo "FAIL: slubsim baseline run"; exit 1; }
+  --duration 1ms --warmup 500us --quiet --validate --out "$cap/v6.17" || { echo "FAIL: slubsim baseline run"; exit 1; }
 mkdir -p "$tmp/experiments"
 cat >"$tmp/experiments/t01-test.json" <<'EOF'
 {"id": "t01-test",

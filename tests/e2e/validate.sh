@@ -22,7 +22,7 @@ grep -q "tiny-mmap2.small-2s-8c.json: no fit for experiment 'tiny-mmap2'.*--cali
 [ -e "$tmp/nofit" ] && fail "missing fit: wrote $tmp/nofit"
 
 # Calibrate: one fit file, on the baseline at the lowest task count.
-"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --calibrate --quiet >"$tmp/cal.out" || fail "calibrate"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --calibrate --quiet --validate >"$tmp/cal.out" || fail "calibrate"
 fit="$tmp/fits/tiny-mmap2.small-2s-8c.json"
 [ -f "$fit" ] || fail "no fit file: $(cat "$tmp/cal.out")"
 python3 - "$fit" <<'PY' || fail "fit file contents"
@@ -37,7 +37,7 @@ assert f["scale"] > 0 and "VALIDATION.md" in f["source"], f
 PY
 
 # Validate: raw results as `slubsim run --out` writes them, and the scoreboard.
-"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/a" --quiet >"$tmp/a.out" || fail "validate: $(cat "$tmp/a.out")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/a" --quiet --validate >"$tmp/a.out" || fail "validate: $(cat "$tmp/a.out")"
 for f in scoreboard.md scoreboard.json tiny-mmap2/small-2s-8c/base/stats.json tiny-mmap2/small-2s-8c/base/matrix.json \
          tiny-mmap2/small-2s-8c/base/host.json tiny-mmap2/small-2s-8c/sheaves/stats.json; do
   [ -f "$tmp/a/$f" ] || fail "missing $f"

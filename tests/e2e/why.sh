@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$bin" run --help | grep -q -- "--why" || fail "run --help lacks --why"
 
 args=(run --topology small-2s-8c --workload sheaf-burst --kernel v6.17,v7.0 --sheaf-capacity 32
-      --nr-task 4,8 --duration 1ms --warmup 200us --quiet)
+      --nr-task 4,8 --duration 1ms --warmup 200us --quiet --validate)
 "$bin" "${args[@]}" --why --out "$tmp/a" > "$tmp/why.txt"
 "$bin" "${args[@]}" --out "$tmp/b" --jobs 1 > /dev/null
 for v in v6.17_sheaf_capacity=32 v7.0_sheaf_capacity=32; do
