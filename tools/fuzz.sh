@@ -10,19 +10,7 @@ seconds=${1:-15}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(topology costs kernel caches workload experiment trace cli)
-pkgs=(clang libclang-rt-dev)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-bash tools/setup.sh build-fuzz -DSLUBSIM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+SLUBSIM_EXTRA_PACKAGES="clang libclang-rt-dev" bash tools/setup.sh build-fuzz -DSLUBSIM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 mkdir -p build-fuzz/findings
 failed=0
 for t in "${targets[@]}"; do

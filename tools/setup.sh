@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Install what the build needs (Debian packages) if missing, then configure and build.
 #   tools/setup.sh [BUILD_DIR] [extra cmake args...]
+# SLUBSIM_EXTRA_PACKAGES="a b": more Debian packages this build needs (the fuzz build: clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 pkgs=(g++ cmake make python3 python3-matplotlib libboost-program-options-dev nlohmann-json3-dev libfmt-dev doctest-dev)
+read -r -a extra <<<"${SLUBSIM_EXTRA_PACKAGES:-}"
+pkgs+=("${extra[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
