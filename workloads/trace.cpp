@@ -68,8 +68,6 @@ BoundTrace bind_trace(const Trace& t, const TraceReplay& replay, Shared& shared,
 
 namespace {
 
-constexpr bool is_set(LineId l) { return l.v != UINT32_MAX; }
-
 // Busy until `until`: gaps between a CPU's events are whatever else the traced CPU did. The
 // private-work factor is divided out, so that an SMT sibling does not stretch the schedule.
 void wait_until(Exec& e, Time until, double work_factor) {
