@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <string>
 
-#include "sim/job.h"
+#include "sim/run/job.h"
 
 using namespace slubsim;
 

@@ -4,7 +4,7 @@
 //
 // Prints one line of key=value pairs: wall time, simulated time, engine events and slab
 // operations per wall second, the process's peak RSS, and the events per second of the engine
-// alone (sim/engine.h) with as many pending events as the machine has CPUs, measured in the same
+// alone (sim/engine/engine.h) with as many pending events as the machine has CPUs, measured in the same
 // process right after the point, so the model's cost is read as a ratio to the engine's, not as
 // an absolute. tools/bench-points.sh runs one process per point (peak RSS is per process) and
 // takes medians. Not a test: machines are noisy.
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine.h"
-#include "sim/job.h"
+#include "sim/engine/engine.h"
+#include "sim/run/job.h"
 
 using namespace slubsim;
 

@@ -32,11 +32,11 @@
 #include "models/immediate.h"
 #include "models/slub/geometry.h"
 #include "models/slub/slub.h"
-#include "sim/config.h"
-#include "sim/job.h"
-#include "sim/kernel.h"
-#include "sim/machine.h"
-#include "sim/slub_config.h"
+#include "sim/config/config.h"
+#include "sim/run/job.h"
+#include "sim/config/kernel.h"
+#include "sim/machine/machine.h"
+#include "sim/run/slub_config.h"
 
 namespace slubsim::bench {
 

@@ -1,7 +1,7 @@
 // libFuzzer target: a cache list (configs/caches/*.json), and each cache's geometry.
 #include "fuzz/fuzz_common.h"
 #include "models/slub/geometry.h"
-#include "sim/slub_config.h"
+#include "sim/run/slub_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "fuzz/fuzz_common.h"
-#include "sim/cli.h"
-#include "sim/job.h"
+#include "sim/cli/cli.h"
+#include "sim/run/job.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "sim/config.h"
+#include "sim/config/config.h"
 
 namespace slubsim::fuzz {
 

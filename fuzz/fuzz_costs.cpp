@@ -1,7 +1,7 @@
 // libFuzzer target: a cost model (configs/costs/*.json), read by both of its parsers.
 #include "fuzz/fuzz_common.h"
-#include "sim/costs.h"
-#include "sim/slub_config.h"
+#include "sim/config/costs.h"
+#include "sim/run/slub_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

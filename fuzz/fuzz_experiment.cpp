@@ -1,7 +1,7 @@
 // libFuzzer target: an experiment file (configs/experiments/*.json). Its id must be its file's
 // name, so the file is named after the id the input gives.
 #include "fuzz/fuzz_common.h"
-#include "sim/experiment.h"
+#include "sim/validate/experiment.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

@@ -1,6 +1,6 @@
 // libFuzzer target: a kernel preset (configs/kernels/*.json).
 #include "fuzz/fuzz_common.h"
-#include "sim/kernel.h"
+#include "sim/config/kernel.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

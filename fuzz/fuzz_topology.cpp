@@ -1,6 +1,6 @@
 // libFuzzer target: a topology file (configs/topologies/*.json).
 #include "fuzz/fuzz_common.h"
-#include "sim/topology.h"
+#include "sim/machine/topology.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

@@ -1,9 +1,9 @@
 // libFuzzer target: a trace, in slubsim's native format (first byte even) or as ftrace text (odd),
 // then matched and resolved against the default caches as a replay would be.
 #include "fuzz/fuzz_common.h"
-#include "sim/config.h"
-#include "sim/slub_config.h"
-#include "sim/trace_import.h"
+#include "sim/config/config.h"
+#include "sim/run/slub_config.h"
+#include "sim/config/trace_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

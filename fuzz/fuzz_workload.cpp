@@ -1,6 +1,6 @@
 // libFuzzer target: a workload program (workloads/*.json).
 #include "fuzz/fuzz_common.h"
-#include "sim/workload_json.h"
+#include "sim/config/workload_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slubsim;

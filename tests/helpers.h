@@ -2,11 +2,11 @@
 #pragma once
 #include <string>
 
-#include "sim/config.h"
-#include "sim/costs.h"
-#include "sim/experiment.h"
-#include "sim/machine.h"
-#include "sim/topology.h"
+#include "sim/config/config.h"
+#include "sim/config/costs.h"
+#include "sim/validate/experiment.h"
+#include "sim/machine/machine.h"
+#include "sim/machine/topology.h"
 
 namespace slubsim::test {
 
@@ -24,7 +24,7 @@ inline Costs default_costs() {
 
 }  // namespace slubsim::test
 
-#include "sim/runner.h"
+#include "sim/run/runner.h"
 #include "workloads/program.h"
 
 namespace slubsim::test {
@@ -84,7 +84,7 @@ inline std::string experiment_error_field(const json& doc) {
 
 }  // namespace slubsim::test
 
-#include "sim/job.h"
+#include "sim/run/job.h"
 
 namespace slubsim::test {
 

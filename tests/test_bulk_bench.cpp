@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "bench/slub_bulk_bench.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 
 using namespace slubsim;
 using namespace slubsim::bench;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "sim/config.h"
+#include "sim/config/config.h"
 
 using namespace slubsim;
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "sim/cpulist.h"
+#include "sim/machine/cpulist.h"
 
 using namespace slubsim;
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 
 using namespace slubsim;
 

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "helpers.h"
-#include "sim/config.h"
-#include "sim/job.h"
+#include "sim/config/config.h"
+#include "sim/run/job.h"
 
 using namespace slubsim;
 namespace fs = std::filesystem;

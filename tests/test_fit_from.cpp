@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "helpers.h"
-#include "sim/experiment.h"
-#include "sim/fit.h"
+#include "sim/validate/experiment.h"
+#include "sim/validate/fit.h"
 
 using namespace slubsim;
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // lkp-tests arithmetic (workloads-and-lkp.md §3.2-3.3).
 #include <doctest/doctest.h>
 
-#include "sim/report.h"
+#include "sim/run/report.h"
 
 using namespace slubsim;
 

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "helpers.h"
-#include "sim/cpu.h"
-#include "sim/engine.h"
-#include "sim/world.h"
+#include "sim/engine/cpu.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/world.h"
 
 using namespace slubsim;
 using namespace slubsim::test;

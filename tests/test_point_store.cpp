@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "helpers.h"
-#include "sim/point_store.h"
-#include "sim/report.h"
+#include "sim/run/point_store.h"
+#include "sim/run/report.h"
 
 using namespace slubsim;
 namespace fs = std::filesystem;

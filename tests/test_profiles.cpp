@@ -5,11 +5,11 @@
 
 #include "helpers.h"
 #include "models/immediate.h"
-#include "sim/experiment.h"
-#include "sim/job.h"
-#include "sim/report.h"
-#include "sim/score.h"
-#include "sim/why.h"
+#include "sim/validate/experiment.h"
+#include "sim/run/job.h"
+#include "sim/run/report.h"
+#include "sim/validate/score.h"
+#include "sim/run/why.h"
 
 using namespace slubsim;
 using namespace slubsim::test;

@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "helpers.h"
-#include "sim/job.h"
-#include "sim/report.h"
+#include "sim/run/job.h"
+#include "sim/run/report.h"
 
 using namespace slubsim;
 

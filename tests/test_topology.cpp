@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "helpers.h"
-#include "sim/cpulist.h"
-#include "sim/placement.h"
+#include "sim/machine/cpulist.h"
+#include "sim/machine/placement.h"
 
 using namespace slubsim;
 using slubsim::test::preset;

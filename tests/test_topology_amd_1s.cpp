@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "helpers.h"
-#include "sim/cpulist.h"
+#include "sim/machine/cpulist.h"
 
 using namespace slubsim;
 using slubsim::test::preset;

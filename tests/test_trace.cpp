@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "helpers.h"
-#include "sim/job.h"
-#include "sim/report.h"
-#include "sim/slub_config.h"
-#include "sim/trace_import.h"
+#include "sim/run/job.h"
+#include "sim/run/report.h"
+#include "sim/run/slub_config.h"
+#include "sim/config/trace_import.h"
 
 using namespace slubsim;
 

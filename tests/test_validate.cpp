@@ -9,11 +9,11 @@
 #include <fstream>
 
 #include "helpers.h"
-#include "sim/experiment.h"
-#include "sim/fit.h"
-#include "sim/score.h"
-#include "sim/scoreboard.h"
-#include "sim/validate.h"
+#include "sim/validate/experiment.h"
+#include "sim/validate/fit.h"
+#include "sim/validate/score.h"
+#include "sim/validate/scoreboard.h"
+#include "sim/validate/validate.h"
 
 using namespace slubsim;
 

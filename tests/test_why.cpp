@@ -1,4 +1,4 @@
-// The "why" report (sim/why.h): where each task's time in the window goes.
+// The "why" report (sim/run/why.h): where each task's time in the window goes.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include "helpers.h"
 #include "models/immediate.h"
-#include "sim/job.h"
-#include "sim/report.h"
-#include "sim/why.h"
+#include "sim/run/job.h"
+#include "sim/run/report.h"
+#include "sim/run/why.h"
 
 using namespace slubsim;
 using namespace slubsim::test;

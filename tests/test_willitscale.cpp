@@ -6,8 +6,8 @@
 #include <map>
 
 #include "helpers.h"
-#include "sim/job.h"
-#include "sim/report.h"
+#include "sim/run/job.h"
+#include "sim/run/report.h"
 
 using namespace slubsim;
 

@@ -113,7 +113,7 @@ CAPACITY = re.compile(r"_sheaf_capacity=(.+)$")
 
 def parse_capacity(label):
     """'v6.18_sheaf_capacity=maple_node=64' -> ('v6.18', {'maple_node': 64}); '..=64' -> {'': 64};
-    no capacity in the name -> (label, None). Names as sim/job.cpp gives variant dirs."""
+    no capacity in the name -> (label, None). Names as sim/run/job.cpp gives variant dirs."""
     base = os.path.basename(label)
     m = CAPACITY.search(base)
     if not m:

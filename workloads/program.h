@@ -1,5 +1,5 @@
 // A workload program: what one task does, step by step, in every iteration of its loop.
-// Programs are data (workloads/*.json, parsed in sim/workload_json.cpp); this is their plain form.
+// Programs are data (workloads/*.json, parsed in sim/config/workload_json.cpp); this is their plain form.
 //
 //   work   {ns, distribution: fixed | exponential}  CPU-private time (a syscall's non-slab part)
 //   touch  {line, access: read | write}             a shared cache line

@@ -1,7 +1,7 @@
 // Trace replay: instead of a program, each task replays the allocations and frees one CPU made
 // in a captured trace (docs/trace-format.md), at the trace's timestamps, against the slub model.
 //
-// A Trace is read and checked in sim/trace_import.cpp: frees are already matched to their
+// A Trace is read and checked in sim/config/trace_import.cpp: frees are already matched to their
 // allocations, caches resolved to configured ones, and CPUs numbered 0..C-1.
 #pragma once
 #include <cstdint>

@@ -1,0 +1,30 @@
+// The command line of `slubsim run`, parsed into a JobRequest and the run's own switches. Shared by
+// main and the command-line fuzz target (fuzz/), so both see the same options and errors.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/run/job.h"
+
+namespace slubsim {
+
+struct RunCommand {
+  JobRequest request;
+  std::string out;  // --out DIR, "" = stdout
+  bool resume = false, table = false, why = false, quiet = false;
+  bool help = false;
+  std::string help_text;  // the options' descriptions, for --help
+};
+
+// Parses `slubsim run` ARGS (without "run"); home is the default --home. Every problem is a
+// ConfigError("command line", option, message).
+RunCommand parse_run_command(std::vector<std::string> args, const std::string& home);
+
+// Throws ConfigError for an argument holding "%word%": program_options (Boost 1.74) loops for ever
+// filling such a value into an error message. Every command calls it before parsing.
+void refuse_placeholders(const std::vector<std::string>& args);
+
+// --seed's value: a whole number from 0 to 2^53.
+std::uint64_t parse_seed(const std::string& text);
+
+}  // namespace slubsim

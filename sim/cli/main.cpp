@@ -1,0 +1,238 @@
+// slubsim command line.
+//
+//   slubsim                    the default main job: experiment T01, simulated vs published
+//   slubsim run [OPTIONS]      a job; lkp JSON to stdout, or to --out DIR
+//   slubsim validate [OPTIONS] run the experiments and score them against the published tables
+//   slubsim --help
+#include <boost/program_options.hpp>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <fmt/format.h>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/cli.h"
+#include "sim/config/config.h"
+#include "sim/run/job.h"
+#include "sim/run/point_store.h"
+#include "sim/run/report.h"
+#include "sim/config/trace_import.h"
+#include "sim/validate/validate.h"
+#include "sim/run/why.h"
+
+namespace po = boost::program_options;
+using namespace slubsim;
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+// SIGINT / SIGTERM during `run --out`: the first asks the job to stop after the points in flight
+// (they are written); a second one ends the process at once, as without a handler.
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.load()) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_signal = sig;
+  g_stop.store(true);
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+
+const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
+
+Usage:
+  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU box, AMD and GNR readings),
+                              simulated vs published, as a table; writes nothing
+  slubsim run [OPTIONS]       run a job; lkp-format stats JSON to stdout, or files to --out DIR
+  slubsim validate [OPTIONS]  run every experiment (configs/experiments) and score it against the published
+                              tables: scoreboard to stdout, OUT/scoreboard.{md,json}; --calibrate fits
+  slubsim --help
+
+Examples:
+  slubsim run --topology amd-epyc-2s-192c-4n --workload lock-standin --nr-task 1,96,192
+  slubsim run --topology intel-gnr-2s-344t-4n --nr-task 25%,50%,100% --runs 3 --out results/x
+  slubsim run --topology small-2s-8c --set costs.qspinlock.handoff_alpha=2 --table
+  slubsim run --topology amd-turin-2s-512t --workload ftrace:workloads/traces/sample-ftrace.txt --nr-task 2,64,512
+  slubsim validate --only t01-hao-li-mmap2 --out results/validate
+  slubsim validate --calibrate --only t05-lkp-brk1-spr192
+)";
+
+// The default main job: this experiment, with its fit applied.
+constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
+// Simulated window of the default job; "" = the experiment file's own (12 ms after a 150 ms
+// warm-up, the window its fit was made with; about 1 min 12 s on the 2-core development host,
+// 2026-12-01). A shorter one is printed in the table's header.
+constexpr const char* kDefaultDuration = "";
+constexpr const char* kDefaultWarmup = "";
+
+
+int run(std::vector<std::string> args) {
+  RunCommand cmd = parse_run_command(std::move(args), default_home());
+  if (cmd.help) {
+    std::cout << kUsage << "\n" << cmd.help_text << "\n";
+    return 0;
+  }
+  const JobRequest& req = cmd.request;
+  const std::string& out = cmd.out;
+  const bool resume = cmd.resume, table = cmd.table, why = cmd.why, quiet = cmd.quiet;
+  if (resume && out.empty()) throw ConfigError("command line", "--resume", "needs --out DIR: the store to finish");
+  Job job = resolve_job(req);
+  auto progress = [&](const std::string& line) {
+    if (!quiet) std::cerr << "slubsim: " << line << "\n";
+  };
+  if (job.trace) progress(describe_trace(*job.trace));
+  for (const auto& w : window_warnings(job)) std::cerr << "slubsim: warning: " << w << "\n";
+  // With --out, every finished point goes to the store at once and each variant's files when its
+  // last point is in (sim/run/point_store.h); SIGINT and SIGTERM stop after the points in flight.
+  std::optional<PointStore> store;
+  RunControl control;
+  if (!out.empty()) {
+    store.emplace(out, job, resume);
+    if (!store->loaded().empty())
+      progress(fmt::format("resuming {}: {} points on disk", out, store->loaded().size()));
+    control.finished_before = [&](const PointKey& k) -> std::optional<std::pair<RunResult, double>> {
+      auto it = store->loaded().find(point_id(job, k));
+      if (it == store->loaded().end()) return std::nullopt;
+      return it->second;
+    };
+    control.on_point = [&](const PointKey& k, const RunResult& r, double wall) { store->save(k, r, wall); };
+    control.on_variant = [&](std::size_t v, const JobResult& partial) { write_variant_results(out, job, partial, v); };
+    control.stop = &g_stop;
+    install_stop_handlers();
+  }
+  JobResult result = run_job(job, progress, control);
+  if (!result.complete) {
+    std::cerr << fmt::format("slubsim: interrupted: {} of {} points are in {}; the same command with --resume "
+                             "finishes the job\n",
+                             result.points_done, result.points_total, out);
+    return 128 + static_cast<int>(g_signal);
+  }
+  if (table)
+    std::cout << format_table(job, result);
+  else if (out.empty())
+    std::cout << stdout_stats(job, result).dump(2) << "\n";
+  if (why) std::cout << "\n" << format_why(job, result);
+  return 0;
+}
+
+po::options_description validate_options(ValidateOptions& o) {
+  po::options_description d("Options of 'slubsim validate'");
+  d.add_options()
+      ("help,h", "this text")
+      ("experiments", po::value(&o.experiments),
+       "a directory of experiment files or one FILE (default: <home>/configs/experiments; format: docs/experiment-format.md); e.g. --experiments tests/data/experiments")
+      ("only", po::value(&o.only), "run only these experiments: ID[,ID...]; e.g. --only t01-hao-li-mmap2")
+      ("out", po::value(&o.out)->default_value(o.out),
+       "write OUT/<id>/<topology>/<variant>/{stats,matrix,host}.json, OUT/scoreboard.md and OUT/scoreboard.json; e.g. --out results/validate")
+      ("fits", po::value(&o.fits),
+       "where calibration fits are read and written (default: <home>/configs/fits); e.g. --fits /tmp/fits")
+      ("jobs", po::value(&o.jobs)->default_value(o.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
+      ("calibrate", po::bool_switch(&o.calibrate),
+       "fit each experiment's non-slab time (its 'fit': baseline variant, lowest task count) and write configs/fits/<id>.<topology>.json instead of scoring")
+      ("validate", po::bool_switch(&o.slub_validate),
+       "SLUB validation mode in every simulation, as 'run --validate': double frees and foreign pointers are errors and every object is checked to be in one place; results are the same")
+      ("no-write", po::bool_switch(),
+       "print only: write no result, scoreboard or fit file")
+      ("set", po::value(&o.sets)->composing(),
+       "KEY=VALUE: a what-if for the whole scoreboard: change a model parameter in every simulation, as 'run --set' does; repeatable; needs an explicit --out, and --fits with --calibrate, so the committed results and fits stay as they are; e.g. --set costs.qspinlock.contender_rmw=true --out /tmp/whatif")
+      ("warmup", po::value(&o.warmup),
+       "replace every experiment's warm-up (a what-if, with the same guards as --set); e.g. --warmup 80ms")
+      ("duration", po::value(&o.duration),
+       "replace every experiment's measured window (a what-if, as --warmup); e.g. --duration 48ms")
+      ("interval", po::value(&o.interval),
+       "add the interval series to every result, as 'run --interval' does (needs an explicit --out, as --warmup); e.g. --interval 4ms")
+      ("quiet", po::bool_switch(&o.quiet), "no progress lines on stderr")
+      ("home", po::value(&o.home)->default_value(o.home),
+       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
+  return d;
+}
+
+int validate(const std::vector<std::string>& args) {
+  refuse_placeholders(args);
+  ValidateOptions o;
+  o.home = default_home();
+  auto desc = validate_options(o);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim validate --help)\n";
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << desc << "\n";
+    return 0;
+  }
+  o.write = !vm["no-write"].as<bool>();
+  if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  if (!o.warmup.empty()) parse_duration(o.warmup, "--warmup");
+  if (!o.duration.empty()) parse_duration(o.duration, "--duration");
+  if (!o.interval.empty()) parse_duration(o.interval, "--interval");
+  if ((!o.sets.empty() || !o.warmup.empty() || !o.duration.empty() || !o.interval.empty()) && o.write) {
+    // A what-if must not overwrite the committed results or fits by default.
+    if (o.calibrate && vm["fits"].empty())
+      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration/--interval" : "--set",
+                        "with --calibrate needs an explicit --fits DIR");
+    if (!o.calibrate && vm["out"].defaulted())
+      throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration/--interval" : "--set",
+                        "needs an explicit --out DIR (or --no-write)");
+  }
+  if (o.experiments.empty()) o.experiments = o.home + "/configs/experiments";
+  if (o.fits.empty()) o.fits = o.home + "/configs/fits";
+  return validate_command(o);
+}
+
+int default_job() {
+  ValidateOptions o;
+  o.home = default_home();
+  o.fits = o.home + "/configs/fits";
+  o.quiet = true;
+  o.write = false;
+  o.duration = kDefaultDuration;
+  o.warmup = kDefaultWarmup;
+  std::cerr << "slubsim: the main job: experiment " << kDefaultExperiment
+            << " (T01), three kernels x three task counts on the 192-CPU 4-node box (AMD and GNR readings); writes nothing "
+               "('slubsim --help' for the rest)\n";
+  return experiment_table_command(o.home + "/configs/experiments/" + kDefaultExperiment + ".json", o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) return default_job();
+    if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      std::cout << kUsage << "\nRun 'slubsim run --help' for every option.\n";
+      return 0;
+    }
+    if (args[0] == "run") return run({args.begin() + 1, args.end()});
+    if (args[0] == "validate") return validate({args.begin() + 1, args.end()});
+    std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'\n{}", args[0], kUsage);
+    return kExitBadInput;
+  } catch (const ConfigError& e) {
+    std::cerr << fmt::format("slubsim: error: {}: {}{}\n", e.file(),
+                             e.field().empty() ? "" : e.field() + ": ", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "slubsim: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,39 @@
+// Kernel presets (configs/kernels/NAME.json): which SLUB front-end and which patches.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/config/config.h"
+
+namespace slubsim {
+
+enum class Frontend { CpuPartialFrozen, CpuPartial, SheavesOnCpuPartial, Sheaves };
+
+struct Kernel {
+  std::string name;
+  Frontend frontend = Frontend::CpuPartial;
+  std::vector<std::string> patches;
+  bool freelist_random = true;  // CONFIG_SLAB_FREELIST_RANDOM
+  bool cpu_partial = true;      // CONFIG_SLUB_CPU_PARTIAL
+  std::vector<std::pair<std::string, std::uint32_t>> sheaf_capacity;  // explicit, per cache
+  std::uint32_t barn_max_full = 10, barn_max_empty = 10, pcs_batch_max = 32;
+  int slub_max_order = 3;    // slub_max_order (PAGE_ALLOC_COSTLY_ORDER by default)
+  int slub_min_objects = 0;  // slub_min_objects, 0 = 4 * (fls(nr_cpus) + 1)
+  // The scheduler around ksoftirqd (models/softirq.h): the slice a nice-0 task runs when
+  // ksoftirqd is runnable too, and whether a woken ksoftirqd preempts the task at once.
+  double sched_slice_us = 2800;
+  bool ksoftirqd_wakeup_preempts = false;
+  bool has(const std::string& patch) const;
+};
+
+// The patches --patch can switch, as the kernel community names them.
+const std::vector<std::string>& known_patches();
+// Apply "+NAME" / "-NAME" (a bare NAME means +NAME). Throws ConfigError on an unknown name.
+void apply_patches(Kernel& k, const std::vector<std::string>& changes);
+
+Kernel parse_kernel(const json& doc, const std::string& file);
+const char* frontend_name(Frontend f);
+
+}  // namespace slubsim

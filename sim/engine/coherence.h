@@ -1,0 +1,119 @@
+// Shared cache lines: who owns each line, who shares it, where its memory lives, and what an
+// access costs (contention-model.md §5.2).
+//
+// - A read by a CPU without a copy pays the transfer from the owner (or memory) and joins the
+//   sharers.
+// - A write or locked RMW pays the transfer from the owner plus the invalidation of every
+//   sharer; the farthest one sets the price. The writer becomes the only owner.
+// - A line moves to one CPU at a time: a transfer waits until the previous one has landed
+//   (single-server line), which is what makes contended cmpxchg and hot list heads expensive.
+// - A spinner (the head waiter of a queued lock, polling the lock word) re-reads the line right
+//   after every write by someone else, so the holder's next write pays to pull it back.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "models/time.h"
+#include "sim/config/costs.h"
+#include "sim/machine/machine.h"
+
+namespace slubsim {
+
+struct Line {
+  int home_node = 0;
+  int home_socket = 0;
+  int owner = -1;  // CPU holding it in M/E state; -1 = only in memory (or only shared)
+  int spinner = -1;
+  std::vector<int> sharers;  // CPUs with a shared copy, owner excluded
+  Time busy_until = 0;       // when the last transfer lands
+  Time last_access = 0;      // when it was last read or written (for cache residency)
+  std::uint64_t version = 0;  // bumped by every write
+  std::uint64_t transfers = 0;
+
+  bool has_copy(int cpu) const {
+    return owner == cpu || std::find(sharers.begin(), sharers.end(), cpu) != sharers.end();
+  }
+};
+
+class Coherence {
+ public:
+  Coherence(const Machine& m, const Costs& c) : m_(m), c_(c) {}
+
+  // A line untouched for longer than the cache residency has been evicted everywhere: it is in
+  // memory only, and the next access pays the DRAM latency from its home.
+  void age(Line& l, Time t) const {
+    if (c_.line_residency > 0 && t - l.last_access > c_.line_residency && l.spinner < 0) {
+      l.owner = -1;
+      l.sharers.clear();
+    }
+    l.last_access = std::max(l.last_access, t);
+  }
+
+  // Each returns when the access completes, for a CPU that issues it at t.
+  Time read(Line& l, int cpu, Time t) const {
+    age(l, t);
+    if (l.has_copy(cpu)) return t + c_.cache_hit;
+    Time start = std::max(t, l.busy_until);
+    Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
+                             : m_.from_memory(cpu, l.home_socket);
+    l.busy_until = start + cost;
+    l.sharers.push_back(cpu);
+    ++l.transfers;
+    return l.busy_until;
+  }
+
+  Time write(Line& l, int cpu, Time t) const {
+    age(l, t);
+    Time start = std::max(t, l.busy_until);
+    Time cost = 0;
+    if (l.owner != cpu) {
+      cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
+             : l.has_copy(cpu) ? 0
+                               : m_.from_memory(cpu, l.home_socket);
+    }
+    for (int s : l.sharers)
+      if (s != cpu) cost = std::max(cost, m_.transfer(cpu, s, l.home_socket));
+    // A measured transfer L is a whole CAS ping-pong hop, the RMW included; a line already
+    // here costs just the local RMW.
+    if (cost > 0) ++l.transfers;
+    Time done = start + (cost > 0 ? cost : c_.atomic_local);
+    take(l, cpu, done);
+    return done;
+  }
+
+  // A contender's RMW of a lock word it then waits on: the line moves to `cpu`, so whoever
+  // touches it next pays the transfer back. It holds up later accesses by its own transfer
+  // only, and adds no spinner re-read (the head waiter reads the word at the hand-off).
+  void steal(Line& l, int cpu, Time t) const {
+    age(l, t);
+    if (l.owner == cpu) return;
+    Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
+                             : m_.from_memory(cpu, l.home_socket);
+    l.owner = cpu;
+    l.sharers.clear();
+    // Served in turn like any transfer of the line: it lands after the one in flight.
+    l.busy_until = std::max(l.busy_until, t) + cost;
+    ++l.version;
+    ++l.transfers;
+  }
+
+  // The line moves to `cpu`, landing at `at`, outside of a priced access (a lock hand-off).
+  void take(Line& l, int cpu, Time at) const {
+    l.owner = cpu;
+    l.sharers.clear();
+    l.busy_until = at;
+    ++l.version;
+    if (l.spinner >= 0 && l.spinner != cpu) {
+      // The spinner's next poll pulls a shared copy over.
+      l.sharers.push_back(l.spinner);
+      l.busy_until = at + m_.transfer(cpu, l.spinner, l.home_socket);
+    }
+  }
+
+ private:
+  const Machine& m_;
+  const Costs& c_;
+};
+
+}  // namespace slubsim

@@ -1,0 +1,89 @@
+#include "sim/engine/cpu.h"
+
+#include <string>
+
+namespace slubsim {
+
+void Cpu::start(Co<void> root, Time t) {
+  root_.emplace(std::move(root));
+  handle_ = root_->handle();
+  now_ = t;
+  state_ = State::Starting;
+  engine_.schedule(t, this);
+}
+
+bool Cpu::begin(const Request& req) {
+  if (!engine_.may_act_at(now_)) {
+    pending_ = req;
+    state_ = State::Syncing;
+    return false;
+  }
+  engine_.advance(now_);
+  return process(req);
+}
+
+bool Cpu::process(const Request& req) {
+  Outcome o = world_.process(*this, req, now_);
+  if (o.granted) {
+    charge(now_, o.done);
+    now_ = o.done;
+    result_ = o.result;
+    state_ = State::Running;
+    return true;
+  }
+  state_ = State::Waiting;
+  waiting_for_ = req;
+  sleeping_ = o.sleeps;
+  wait_since_ = now_;
+  return false;
+}
+
+void Cpu::park(std::coroutine_handle<> h) {
+  handle_ = h;
+  if (state_ == State::Syncing) engine_.schedule(now_, this);
+}
+
+void Cpu::grant(Time at, bool result) {
+  const Time waited = in_account_window(wait_since_, at);
+  if (sleeping_) {
+    idle_ += waited;
+    sleeping_ = false;
+  } else {
+    lock_wait_ += waited;
+    spin_total_ += at - wait_since_;
+    qs_blocked_ += at - wait_since_;  // spinning: no quiescent state at a tick
+    std::string stack;
+    if (waited > 0)
+      for (int i = 0; i < depth(); ++i) {
+        if (i) stack += ';';
+        stack += frame(i);
+      }
+    world_.note_wait(waiting_for_, account_ != Account::NonSlab, waited, stack);
+  }
+  now_ = at;
+  result_ = result;
+  state_ = State::Granted;
+  engine_.schedule(at, this);
+}
+
+void Cpu::fire() {
+  switch (state_) {
+    case State::Syncing:
+      if (process(pending_)) resume();
+      break;
+    case State::Granted:
+    case State::Starting:
+      state_ = State::Running;
+      resume();
+      break;
+    default:
+      break;
+  }
+}
+
+void Cpu::resume() {
+  handle_.resume();
+  if (root_->done()) root_->rethrow_if_failed();
+}
+
+}  // namespace slubsim

@@ -1,0 +1,77 @@
+// A simulated CPU: the Exec that the paths of the task running on it call, and the Process the
+// engine wakes.
+//
+// Run ahead, sync at sharing: spend() only moves this CPU's clock. A request for shared state
+// is granted inline when nothing in the event queue is due before this CPU's clock; otherwise
+// the CPU queues itself at its clock and the request is granted when that event fires, so
+// shared accesses happen in global time order. A CPU waiting for a lock is parked until the
+// World hands the lock over.
+//
+// Accounting ("why" report, models/exec.h): spend() and every granted access are charged to the
+// path's current account; the time from a lock request to its hand-over is charged to that lock
+// (World::note_wait) and to this CPU's lock-wait total, or to idle when the waiter sleeps. Only
+// time inside the measurement window counts.
+#pragma once
+#include <coroutine>
+#include <optional>
+
+#include "models/co.h"
+#include "models/exec.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/world.h"
+
+namespace slubsim {
+
+class Cpu final : public Exec, public Process {
+ public:
+  // mem_node: numa_mem_id() of the CPU (its node, or the nearest with memory).
+  Cpu(int cpu, int node, int mem_node, Engine& engine, World& world)
+      : Exec(cpu, node, mem_node), engine_(engine), world_(world) {}
+
+  // Private work runs slower by `factor` (an SMT sibling also runs a task).
+  void set_private_work_factor(double factor) {
+    private_scale_permille_ = static_cast<std::int64_t>(factor * 1000.0 + 0.5);
+  }
+
+  // Start the task at time t (its root coroutine).
+  void start(Co<void> root, Time t);
+  bool finished() const { return root_ && root_->done(); }
+  bool parked_on_lock() const { return state_ == State::Waiting; }
+
+  // Called by the World when it hands a lock to this CPU at `at`.
+  void grant(Time at, bool result);
+
+  // Time this CPU slept (idle) inside the window.
+  Time idle() const { return idle_; }
+  // Time this CPU spun waiting for locks inside the window.
+  Time lock_wait() const { return lock_wait_; }
+  // Time this CPU spun waiting for locks since it started, window or not (the interval series).
+  Time spin_total() const { return spin_total_; }
+  void set_window(Time begin, Time end) { set_account_window(begin, end); }
+
+  void fire() override;
+
+ protected:
+  bool begin(const Request& req) override;
+  void park(std::coroutine_handle<> h) override;
+
+ private:
+  enum class State { Running, Syncing, Waiting, Granted, Starting };
+  bool process(const Request& req);
+  void resume();
+
+  Engine& engine_;
+  World& world_;
+  std::optional<Co<void>> root_;
+  std::coroutine_handle<> handle_;
+  Request pending_{Req::Read, 0};
+  Request waiting_for_{Req::Read, 0};  // the lock request a Waiting CPU waits on
+  State state_ = State::Running;
+  bool sleeping_ = false;
+  Time wait_since_ = 0;
+  Time idle_ = 0;
+  Time lock_wait_ = 0;
+  Time spin_total_ = 0;
+};
+
+}  // namespace slubsim

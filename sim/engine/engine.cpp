@@ -1,0 +1,57 @@
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace slubsim {
+
+void Engine::sift_up(std::size_t i, Event e) noexcept {
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!(e.key < heap_[parent].key)) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void Engine::sift_down(std::size_t i, Event e) noexcept {
+  const std::size_t n = heap_.size();
+  for (;;) {
+    const std::size_t first = i * kArity + 1;
+    if (first >= n) break;
+    const std::size_t last = std::min(first + kArity, n);
+    std::size_t best = first;
+    Key best_key = heap_[first].key;
+    for (std::size_t c = first + 1; c < last; ++c) {
+      const Key k = heap_[c].key;
+      const bool lt = k < best_key;  // selects, not branches
+      best = lt ? c : best;
+      best_key = lt ? k : best_key;
+    }
+    if (!(best_key < e.key)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = e;
+}
+
+void Engine::schedule(Time t, Process* p) {
+  if (t < now_) throw std::logic_error("engine: event scheduled in the past");
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, {key_of(t, seq_++), p});
+}
+
+bool Engine::step() {
+  if (heap_.empty()) return false;
+  Event e = heap_.front();
+  const Event last = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) sift_down(0, last);
+  now_ = time_of(e.key);
+  ++events_;
+  e.p->fire();
+  return true;
+}
+
+}  // namespace slubsim

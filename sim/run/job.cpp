@@ -1,0 +1,469 @@
+#include "sim/run/job.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+#include <thread>
+
+#include "models/slub/cache.h"
+#include "models/slub/geometry.h"
+#include "models/slub/page_alloc.h"
+#include "sim/machine/topology.h"
+#include "sim/config/trace_import.h"
+#include "sim/config/workload_json.h"
+
+#ifndef SLUBSIM_SOURCE_DIR
+#define SLUBSIM_SOURCE_DIR "."
+#endif
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+// --interval: a bound on the series' length, so a typo (1ns over a second) is an error, not a
+// million keys.
+constexpr Time kMaxIntervals = 10000;
+
+std::string default_home() {
+  if (const char* env = std::getenv("SLUBSIM_HOME"); env && *env) return env;
+  return SLUBSIM_SOURCE_DIR;
+}
+
+std::string resolve_config(const std::string& home, const std::string& dir,
+                           const std::string& name_or_file, const std::string& option) {
+  if (name_or_file.empty()) throw ConfigError("command line", option, "must not be empty");
+  bool is_path = name_or_file.find('/') != std::string::npos ||
+                 (name_or_file.size() > 5 &&
+                  name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0);
+  if (is_path) {
+    if (!fs::is_regular_file(name_or_file))
+      throw ConfigError(name_or_file, option, "no such file");
+    return name_or_file;
+  }
+  fs::path p = fs::path(home) / dir / (name_or_file + ".json");
+  if (!fs::is_regular_file(p)) {
+    std::vector<std::string> known;
+    if (fs::is_directory(fs::path(home) / dir))
+      for (const auto& e : fs::directory_iterator(fs::path(home) / dir))
+        if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
+    std::sort(known.begin(), known.end());
+    throw ConfigError(p.string(), option,
+                      fmt::format("unknown preset '{}'; known: {}", name_or_file,
+                                  known.empty() ? "(none)" : fmt::format("{}", fmt::join(known, ", "))));
+  }
+  return p.string();
+}
+
+std::vector<int> parse_nr_task(const std::string& text, int nr_cpus) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool pct = !item.empty() && item.back() == '%';
+    std::string num = pct ? item.substr(0, item.size() - 1) : item;
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 6)
+      throw ConfigError("command line", "--nr-task",
+                        fmt::format("'{}' is not a task count (N or P%)", item));
+    long v = std::stol(num);
+    // params/nr_threads: N% is int(N * nr_cpu / 100).
+    long n = pct ? v * nr_cpus / 100 : v;
+    if (n < 1 || n > nr_cpus)
+      throw ConfigError("command line", "--nr-task",
+                        fmt::format("'{}' gives {} tasks; the machine has {} CPUs (1 to {} allowed)",
+                                    item, n, nr_cpus, nr_cpus));
+    out.push_back(static_cast<int>(n));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
+  // "64" or "32,64,128": every sheaf cache, one setting per value (a sweep).
+  // "maple_node=64" or "maple_node=32,64,128": one cache, one setting per value (a sweep).
+  // "maple_node=64,vm_area_struct=32": several caches in one setting.
+  if (text.empty()) return {CapacitySetting{}};
+  struct Item {
+    std::string cache;
+    int value;
+  };
+  std::vector<Item> items;
+  std::string current;  // a plain number after CACHE=N continues that cache's sweep
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto eq = item.find('=');
+    std::string num = eq == std::string::npos ? item : item.substr(eq + 1);
+    if (eq != std::string::npos) {
+      current = item.substr(0, eq);
+      if (current.empty())
+        throw ConfigError("command line", "--sheaf-capacity", fmt::format("'{}' names no cache", item));
+    }
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 5)
+      throw ConfigError("command line", "--sheaf-capacity",
+                        fmt::format("'{}' is not a capacity ([CACHE=]N[,N...])", item));
+    int n = std::stoi(num);
+    if (n < 1 || n > 4096)
+      throw ConfigError("command line", "--sheaf-capacity",
+                        fmt::format("capacity {} must be between 1 and 4096", n));
+    items.push_back({current, n});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<std::string> caches;
+  for (const auto& it : items)
+    if (std::find(caches.begin(), caches.end(), it.cache) == caches.end()) caches.push_back(it.cache);
+  std::vector<CapacitySetting> out;
+  if (caches.size() == 1) {
+    for (const auto& it : items) {
+      CapacitySetting c;
+      c.text = it.cache.empty() ? fmt::format("{}", it.value) : fmt::format("{}={}", it.cache, it.value);
+      c.per_cache.emplace_back(it.cache, it.value);
+      out.push_back(c);
+    }
+    return out;
+  }
+  if (items.size() != caches.size() || std::find(caches.begin(), caches.end(), "") != caches.end())
+    throw ConfigError("command line", "--sheaf-capacity",
+                      "sweep one cache (maple_node=32,64) or all (32,64), or give several caches one "
+                      "value each (maple_node=64,vm_area_struct=32)");
+  CapacitySetting c;
+  for (const auto& it : items) {
+    if (!c.text.empty()) c.text += ",";
+    c.text += fmt::format("{}={}", it.cache, it.value);
+    c.per_cache.emplace_back(it.cache, it.value);
+  }
+  return {c};
+}
+
+namespace {
+
+json load_with_overrides(const std::string& file, const std::vector<Override>& overrides,
+                         const std::string& domain) {
+  json doc = load_json_file(file);
+  apply_overrides(doc, overrides, domain);
+  return doc;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// --workload trace:FILE / ftrace:FILE: the trace, how it maps onto tasks, and a program that
+// names its caches for the tasks' bindings.
+void resolve_trace(Job& job, const std::vector<Override>& overrides) {
+  const JobRequest& req = job.request;
+  for (const auto& o : overrides)
+    if (o.domain == "workload")
+      throw ConfigError("--set", o.domain + "." + o.path, "a trace replay has no workload parameters");
+  if (req.trace_map == "replicated") job.replay.map = TraceMap::Replicated;
+  else if (req.trace_map == "mapped") job.replay.map = TraceMap::Mapped;
+  else throw ConfigError("command line", "--trace-map", fmt::format("'{}' is not replicated or mapped", req.trace_map));
+  std::size_t used = 0;
+  double speed = -1;
+  try {
+    speed = std::stod(req.trace_speed, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != req.trace_speed.size() || !(speed >= 0) || speed > 1e9)
+    throw ConfigError("command line", "--trace-speed",
+                      fmt::format("'{}' is not a factor (0 = no waiting, 1 = the trace's own pace)", req.trace_speed));
+  job.replay.speed = speed;
+  job.replay.handoff_poll = job.slub_costs.trace_handoff_poll;
+  auto trace = std::make_shared<Trace>(load_trace(req.workload, job.caches));
+  job.program = Program{};
+  job.program.name = req.workload;
+  job.program.file = trace->file;
+  job.program.description = "trace replay";
+  job.program.caches = trace->caches;
+  job.trace = std::move(trace);
+}
+
+}  // namespace
+
+// The rule of window_warnings (job.h): RCU settles in kSettlePeriods grace periods, and a
+// tick-driven period lasts at least kTicksPerPeriod ticks (TickGracePeriods: one tick notices
+// it, a later one reports). Measured on amd-turin-2s-512t mmap1 v6.17 at 512 tasks, 4 ms
+// periods: 76-81 M ops/s per 4 ms interval before 8 ms, 22-48 M from 12 ms on (design.md).
+constexpr int kSettlePeriods = 3;
+constexpr int kTicksPerPeriod = 2;
+
+std::vector<std::string> window_warnings(const Job& job) {
+  const SlubCostConfig& c = job.slub_costs;
+  const Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
+  const Time settle = kSettlePeriods * period;
+  std::vector<std::string> out;
+  if (period <= 0) return out;
+  const std::string how = c.rcu_grace_period_from_ticks
+                              ? fmt::format("three grace periods of at least two {} us ticks", to_us(c.softirq.tick))
+                              : fmt::format("three grace periods of {} us", to_us(c.rcu_grace_period));
+  if (job.warmup < settle)
+    out.push_back(fmt::format("--warmup {} ms is shorter than the {} ms RCU needs to settle ({}): the throughput "
+                              "is not yet steady; e.g. --warmup 20ms",
+                              to_us(job.warmup) / 1000.0, to_us(settle) / 1000.0, how));
+  if (job.duration < settle)
+    out.push_back(fmt::format("--duration {} ms spans fewer than three grace periods ({} ms): callbacks run in "
+                              "batches at period ends, and a shorter window samples that cycle unevenly; e.g. --duration 12ms",
+                              to_us(job.duration) / 1000.0, to_us(settle) / 1000.0));
+  return out;
+}
+
+// The host memory a point's fixed simulated state takes, from the machine's CPUs and nodes and
+// the variant's caches (not from the host): per CPU, its task and each cache's kmem_cache_cpu and
+// three sheaves (main, spare, rcu_free) full of objects; per node and cache, the barn full of
+// sheaves at its limits; the page allocator's per-CPU lists of every node. Slabs beyond what
+// those layers hold grow with the run and are bounded by the nodes' memory.
+StateEstimate estimate_state(const Job& job, const Variant& v) {
+  const Machine& m = job.machine;
+  const slub::Params p = slub_params(m, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.per_cache);
+  // Host bytes of one object held by a layer: its free-pointer word plus a share of its slab.
+  constexpr double kObjectBytes = sizeof(void*) + sizeof(void*);
+  constexpr double kTaskBytes = 16384;  // a task's Cpu, frames, binding and pools (order of magnitude)
+  StateEstimate e;
+  const double cpus = m.nr_cpus, nodes = m.nr_nodes;
+  e.cpus = cpus * kTaskBytes;
+  for (const auto& c : p.caches) {
+    std::uint32_t cap = c.sheaf_capacity;
+    if (v.kernel.frontend == Frontend::Sheaves) cap = slub::sheaf_capacity_auto(c.object_size, cap);
+    const double sheaf = sizeof(slub::Sheaf) + cap * (sizeof(void*) + kObjectBytes);
+    e.cpus += cpus * (sizeof(slub::KmemCacheCpu) + (cap ? 3 * sheaf : 0));
+    e.nodes += nodes * (sizeof(slub::KmemCacheNode) +
+                        (cap ? (static_cast<double>(v.kernel.barn_max_full) + v.kernel.barn_max_empty) * sheaf : 0));
+  }
+  e.pages = cpus * nodes * (slub::kPcpMaxOrder + 1) * sizeof(std::int64_t) + nodes * nodes * 3 * sizeof(Time);
+  return e;
+}
+
+Job resolve_job(const JobRequest& req) {
+  Job job;
+  job.request = req;
+  std::vector<Override> overrides;
+  for (const auto& s : req.sets) overrides.push_back(parse_override(s));
+
+  if (req.mode == "process") job.mode = Mode::Process;
+  else if (req.mode == "thread") job.mode = Mode::Thread;
+  else throw ConfigError("command line", "--mode", fmt::format("'{}' is not process or thread", req.mode));
+  if (req.runs < 1 || req.runs > 1000)
+    throw ConfigError("command line", "--runs", "must be between 1 and 1000");
+  if (req.jobs < 0 || req.jobs > 1024)
+    throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  job.duration = parse_duration(req.duration, "--duration");
+  job.warmup = req.warmup == "0" ? 0 : parse_duration(req.warmup, "--warmup");
+  if (job.duration + job.warmup > 3600 * kSec)
+    throw ConfigError("command line", "--duration", "warm-up plus duration must stay under an hour of simulated time");
+  if (!req.interval.empty()) {
+    job.interval = parse_duration(req.interval, "--interval");
+    if (job.interval > job.warmup + job.duration)
+      throw ConfigError("command line", "--interval", "must not exceed warm-up plus duration");
+    if ((job.warmup + job.duration) / job.interval > kMaxIntervals)
+      throw ConfigError("command line", "--interval",
+                        fmt::format("gives more than {} intervals over warm-up plus duration", kMaxIntervals));
+  }
+
+  auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
+  job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
+  job.inputs.emplace_back("topology", topo_file);
+  auto costs_file = resolve_config(req.home, "configs/costs", req.costs, "--costs");
+  const json costs_doc = load_with_overrides(costs_file, overrides, "costs");
+  {
+    // Two parsers read the cost model: a field is known when either asked for it.
+    auto log = std::make_shared<ReadLog>();
+    job.costs = parse_costs(costs_doc, costs_file, log);
+    job.slub_costs = parse_slub_costs(costs_doc, costs_file, log);
+    JsonView(costs_doc, costs_file, log).check_known_fields();
+  }
+  job.inputs.emplace_back("costs", costs_file);
+  auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
+  job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
+  job.inputs.emplace_back("caches", caches_file);
+  if (is_trace_workload(req.workload)) {
+    resolve_trace(job, overrides);
+    job.inputs.emplace_back("trace", job.trace->file);
+  } else {
+    auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
+    job.program = parse_workload(load_with_overrides(wl_file, overrides, "workload"), wl_file);
+    job.inputs.emplace_back("workload", wl_file);
+    for (std::size_t i = 0; i < job.program.caches.size(); ++i) {
+      const auto& name = job.program.caches[i];
+      bool known = std::any_of(job.caches.begin(), job.caches.end(),
+                               [&](const slub::CacheSpec& c) { return c.name == name; });
+      if (!known)
+        throw ConfigError(wl_file, job.program.cache_paths[i],
+                          fmt::format("cache '{}' is not in {}", name, caches_file));
+    }
+  }
+  job.nr_tasks = parse_nr_task(req.nr_task, job.machine.nr_cpus);
+  if (job.trace && job.replay.map == TraceMap::Mapped)
+    for (int n : job.nr_tasks)
+      if (n > static_cast<int>(job.trace->cpus.size()))
+        throw ConfigError("command line", "--nr-task",
+                          fmt::format("{} tasks, but the trace has {} CPUs: a mapped replay has no CPU "
+                                      "for the others (use --trace-map replicated)",
+                                      n, job.trace->cpus.size()));
+
+  auto capacities = parse_sheaf_capacity(req.sheaf_capacity);
+  for (const auto& cap : capacities)
+    for (const auto& setting : cap.per_cache) {
+      const std::string& cache = setting.first;  // not a structured binding: clang 14 cannot capture one
+      if (!cache.empty() && std::none_of(job.caches.begin(), job.caches.end(),
+                                         [&](const slub::CacheSpec& c) { return c.name == cache; }))
+        throw ConfigError("command line", "--sheaf-capacity",
+                          fmt::format("cache '{}' is not in {}", cache, caches_file));
+    }
+  for (const auto& kname : split_list(req.kernel)) {
+    auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
+    Kernel k = parse_kernel(load_with_overrides(kfile, overrides, "kernel"), kfile);
+    job.inputs.emplace_back("kernel " + kname, kfile);
+    apply_patches(k, req.patches);
+    for (const auto& setting : k.sheaf_capacity) {
+      const std::string& cache = setting.first;
+      if (std::none_of(job.caches.begin(), job.caches.end(),
+                       [&](const slub::CacheSpec& c) { return c.name == cache; }))
+        throw ConfigError(kfile, "sheaf_capacity.value." + cache,
+                          fmt::format("cache '{}' is not in {}", cache, caches_file));
+    }
+    for (const auto& cap : capacities) {
+      Variant v{k, cap, k.name};
+      if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
+      const StateEstimate st = estimate_state(job, v);
+      if (st.total() > kMaxStateBytes)
+        throw ConfigError(kfile, "",
+                          fmt::format("variant {} on {}: the simulated state would take about {:.1f} GiB of host "
+                                      "memory ({:.1f} GiB per-CPU caches and sheaves for {} CPUs, {:.1f} GiB barns "
+                                      "and node lists for {} nodes, {:.1f} GiB page lists), more than the {} GiB a "
+                                      "point may use: fewer CPUs or nodes, smaller sheaf capacities or barn limits",
+                                      v.label, job.machine.name, st.total() / kGiB, st.cpus / kGiB,
+                                      job.machine.nr_cpus, st.nodes / kGiB, job.machine.nr_nodes, st.pages / kGiB,
+                                      kMaxStateBytes / kGiB));
+      job.variants.push_back(v);
+    }
+  }
+  return job;
+}
+
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
+                  const RunControl& control) {
+  std::vector<PointKey> units;
+  for (std::size_t v = 0; v < job.variants.size(); ++v)
+    for (int r = 0; r < job.request.runs; ++r)
+      for (std::size_t row = 0; row < job.nr_tasks.size(); ++row)
+        units.push_back({v, static_cast<std::size_t>(r), row});
+
+  JobResult out;
+  out.runs.assign(job.variants.size(),
+                  std::vector<std::vector<RunResult>>(job.request.runs,
+                                                      std::vector<RunResult>(job.nr_tasks.size())));
+  out.wall_seconds.assign(job.variants.size(), 0);
+  out.points_total = units.size();
+  const std::size_t per_variant = static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size();
+  std::vector<std::size_t> variant_done(job.variants.size(), 0);
+  std::mutex mu;
+  // A point has its result (under mu): count it, and hand over a variant that is complete.
+  auto account = [&](const PointKey& u, double wall) {
+    out.wall_seconds[u.variant] += wall;
+    ++out.points_done;
+    if (++variant_done[u.variant] == per_variant && control.on_variant) control.on_variant(u.variant, out);
+  };
+
+  std::vector<PointKey> todo;
+  for (const auto& u : units) {
+    std::optional<std::pair<RunResult, double>> before;
+    if (control.finished_before) before = control.finished_before(u);
+    if (!before) {
+      todo.push_back(u);
+      continue;
+    }
+    out.runs[u.variant][u.run][u.row] = std::move(before->first);
+    account(u, before->second);
+  }
+
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  bool stopped = false;
+  auto t0 = std::chrono::steady_clock::now();
+
+  auto worker = [&]() {
+    while (true) {
+      std::size_t i = next++;
+      if (i >= todo.size()) return;
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (error || stopped) return;
+        if (control.stop && control.stop->load()) {
+          stopped = true;
+          return;
+        }
+      }
+      const PointKey& u = todo[i];
+      RunSpec spec;
+      spec.machine = &job.machine;
+      spec.costs = &job.costs;
+      spec.program = &job.program;
+      spec.kernel = &job.variants[u.variant].kernel;
+      spec.mode = job.mode;
+      spec.nr_task = job.nr_tasks[u.row];
+      // Each run of a job has its own seed; rows and variants of one run share it.
+      spec.seed = job.request.seed + u.run;
+      spec.warmup = job.warmup;
+      spec.duration = job.duration;
+      spec.interval = job.interval;
+      spec.caches = &job.caches;
+      spec.capacity = &job.variants[u.variant].capacity.per_cache;
+      spec.slub_costs = &job.slub_costs;
+      spec.validate = job.request.validate;
+      spec.trace = job.trace.get();
+      spec.replay = job.replay;
+      auto s0 = std::chrono::steady_clock::now();
+      RunResult r;
+      try {
+        r = simulate(spec);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+      std::lock_guard<std::mutex> g(mu);
+      try {
+        if (control.on_point) control.on_point(u, r, wall);
+        out.runs[u.variant][u.run][u.row] = std::move(r);
+        account(u, wall);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+        return;
+      }
+      if (progress) {
+        const auto& res = out.runs[u.variant][u.run][u.row];
+        progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", out.points_done, units.size(),
+                             job.variants[u.variant].label, spec.nr_task, u.run + 1, res.ops_per_sec, wall));
+      }
+    }
+  };
+  int threads = job.request.jobs > 0 ? job.request.jobs
+                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  out.complete = out.points_done == out.points_total;
+  out.wall_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace slubsim

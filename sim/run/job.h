@@ -1,0 +1,147 @@
+// A job: everything one invocation of `slubsim run` asks for, resolved and validated before
+// anything runs. Axes that multiply into separate results (kernel, sheaf capacity) make
+// "variants"; task counts are rows of one result, as in one will-it-scale job; runs repeat.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config/config.h"
+#include "sim/config/costs.h"
+#include "sim/config/kernel.h"
+#include "sim/machine/machine.h"
+#include "sim/run/runner.h"
+#include "sim/run/slub_config.h"
+#include "workloads/program.h"
+#include "workloads/trace.h"
+
+namespace slubsim {
+
+// What the command line says, before files are read.
+struct JobRequest {
+  std::string topology = "amd-turin-2s-512t";
+  std::string workload = "lock-standin";  // NAME, FILE, trace:FILE or ftrace:FILE
+  std::string trace_map = "replicated";    // replicated or mapped (trace workloads)
+  std::string trace_speed = "1";           // trace timestamps divided by this; 0 = no waiting
+  std::string costs = "default";
+  std::string caches = "default";
+  bool validate = false;
+  std::string mode = "process";
+  std::string nr_task = "1,25%,50%,100%";
+  std::string kernel = "v6.17";
+  std::string sheaf_capacity;  // "" = the kernel's own
+  std::vector<std::string> sets;
+  std::vector<std::string> patches;  // "+NAME" / "-NAME" on top of every kernel preset
+  int runs = 1;
+  std::uint64_t seed = 1;
+  // The experiments' steady-state window (window_warnings says when a shorter one is not).
+  std::string duration = "12ms";
+  std::string warmup = "20ms";
+  std::string interval;  // "" = no interval series
+  int jobs = 0;  // 0 = one per host CPU
+  std::string home;  // where configs/ and workloads/ are
+};
+
+// One value of the --sheaf-capacity axis: "64" (every sheaf cache) or "maple_node=64,...".
+struct CapacitySetting {
+  std::string text;                                     // as given, "" = kernel default
+  std::vector<std::pair<std::string, int>> per_cache;   // cache "" = every sheaf cache
+};
+
+struct Variant {
+  Kernel kernel;
+  CapacitySetting capacity;
+  std::string label;  // kernel, plus the capacity when one is set
+};
+
+struct Job {
+  JobRequest request;
+  Machine machine;
+  Costs costs;
+  SlubCostConfig slub_costs;
+  std::vector<slub::CacheSpec> caches;
+  Program program;  // for a trace: no steps, the trace's caches
+  std::shared_ptr<const Trace> trace;  // --workload trace:FILE / ftrace:FILE
+  TraceReplay replay;
+  Mode mode = Mode::Process;
+  std::vector<int> nr_tasks;
+  std::vector<Variant> variants;
+  Time duration = 0, warmup = 0;
+  Time interval = 0;  // 0 = no interval series
+  std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
+};
+
+// Read and check every input. Throws ConfigError on the first problem, and for a variant whose
+// simulated state (estimate_state) would exceed kMaxStateBytes.
+Job resolve_job(const JobRequest& req);
+
+// Host bytes of a point's fixed simulated state, by part (see estimate_state in job.cpp).
+struct StateEstimate {
+  double cpus = 0;   // tasks, kmem_cache_cpu and per-CPU sheaves with their objects
+  double nodes = 0;  // kmem_cache_node and barns at their limits
+  double pages = 0;  // the page allocator's per-CPU lists, node x node tables
+  double total() const { return cpus + nodes + pages; }
+};
+StateEstimate estimate_state(const Job& job, const Variant& v);
+// A host-side ceiling, not a model parameter: a point that needs more is refused up front.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kMaxStateBytes = 32 * kGiB;
+
+// Whether the warm-up and window are long enough for RCU to settle, as one line per problem
+// (empty when they are). RCU settles in three grace periods: a callback queued at the start is
+// invoked after at most two (call_rcu waits for the end of the next period), and the frees of
+// that first batch refill the cpu and node layers over about one more. A grace period is
+// grace_period_us with fixed periods, and at least two ticks when periods end from ticks (one to
+// notice the period, a later one to report). The window itself should span three periods too:
+// callbacks are invoked in batches at period ends, and a shorter window samples that cycle
+// unevenly. A lower bound: spinning CPUs stretch tick-driven periods (tools/settle.py measures).
+std::vector<std::string> window_warnings(const Job& job);
+
+// Results of a job: [variant][run][row].
+struct JobResult {
+  std::vector<std::vector<std::vector<RunResult>>> runs;
+  std::vector<double> wall_seconds;  // per variant, summed over its simulations
+  double wall_total = 0;
+  bool complete = true;        // false: stopped (RunControl::stop) before every point ran
+  std::size_t points_done = 0;  // points with a result, loaded or run
+  std::size_t points_total = 0;
+};
+
+// Where a point (one variant x one task count x one run) sits: JobResult::runs[variant][run][row].
+struct PointKey {
+  std::size_t variant = 0;
+  std::size_t run = 0;
+  std::size_t row = 0;
+};
+
+// How a job's points may be steered (sim/run/point_store.h keeps them on disk).
+struct RunControl {
+  // A point finished by an earlier run (--resume): its result and host seconds; not run again.
+  std::function<std::optional<std::pair<RunResult, double>>(const PointKey&)> finished_before;
+  // A point's simulation ended (called on the worker's thread, one at a time).
+  std::function<void(const PointKey&, const RunResult&, double wall_seconds)> on_point;
+  // Every point of a variant has its result: `partial` holds them, and its wall_seconds[variant].
+  std::function<void(std::size_t variant, const JobResult& partial)> on_variant;
+  // Once set, no new point starts; the points in flight finish.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Run every simulation of the job on `jobs` host threads. Output is independent of `jobs`.
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
+                  const RunControl& control = {});
+
+// Parsing helpers, exposed for tests.
+std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);
+std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text);
+
+// Find configs: NAME resolves to <home>/<dir>/NAME.json; anything with a '/' or ending in
+// .json is a path.
+std::string resolve_config(const std::string& home, const std::string& dir,
+                           const std::string& name_or_file, const std::string& option);
+std::string default_home();
+
+}  // namespace slubsim

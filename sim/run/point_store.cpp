@@ -1,0 +1,411 @@
+#include "sim/run/point_store.h"
+
+#include <atomic>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kFormat = 1;  // the store's layout version: a store of another version is refused
+
+// --- the RunResult codec ---------------------------------------------------------------------
+// One list of (name, member) per struct, walked both ways, so that writing and reading cannot
+// disagree about a field.
+
+// Writing: every value to JSON.
+struct Writer {
+  json& out;
+  template <class V>
+  void operator()(const char* name, const V& v) const {
+    out[name] = encode(v);
+  }
+  static json encode(std::int64_t v) { return v; }
+  static json encode(std::uint64_t v) { return v; }
+  static json encode(std::uint32_t v) { return v; }
+  static json encode(int v) { return v; }
+  static json encode(double v) { return v; }
+  static json encode(bool v) { return v; }
+  static json encode(const std::string& v) { return v; }
+  template <class V, std::size_t N>
+  static json encode(const std::array<V, N>& a) {
+    json j = json::array();
+    for (const auto& v : a) j.push_back(encode(v));
+    return j;
+  }
+  template <class V>
+  static json encode(const std::vector<V>& a) {
+    json j = json::array();
+    for (const auto& v : a) j.push_back(encode(v));
+    return j;
+  }
+  template <class A, class B>
+  static json encode(const std::pair<A, B>& p) {
+    return json::array({encode(p.first), encode(p.second)});
+  }
+  template <class S>
+  static auto encode(const S& s) -> decltype(visit(const_cast<S&>(s), std::declval<Writer&>()), json()) {
+    json j = json::object();
+    Writer w{j};
+    visit(const_cast<S&>(s), w);
+    return j;
+  }
+};
+
+// Reading: every value from JSON, with the file named in any error.
+struct Reader {
+  const json& in;
+  const std::string& file;
+  template <class V>
+  void operator()(const char* name, V& v) const {
+    auto it = in.find(name);
+    if (it == in.end()) throw ConfigError(file, name, "missing field (a damaged point file)");
+    decode(*it, v, file);
+  }
+  [[noreturn]] static void bad(const std::string& file, const char* what) {
+    throw ConfigError(file, "", fmt::format("expected {} (a damaged point file)", what));
+  }
+  static void decode(const json& j, std::int64_t& v, const std::string& f) {
+    if (!j.is_number_integer()) bad(f, "an integer");
+    v = j.get<std::int64_t>();
+  }
+  static void decode(const json& j, std::uint64_t& v, const std::string& f) {
+    if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<std::int64_t>() >= 0)) bad(f, "a count");
+    v = j.get<std::uint64_t>();
+  }
+  static void decode(const json& j, std::uint32_t& v, const std::string& f) {
+    std::uint64_t w = 0;
+    decode(j, w, f);
+    v = static_cast<std::uint32_t>(w);
+  }
+  static void decode(const json& j, int& v, const std::string& f) {
+    std::int64_t w = 0;
+    decode(j, w, f);
+    v = static_cast<int>(w);
+  }
+  static void decode(const json& j, double& v, const std::string& f) {
+    if (!j.is_number()) bad(f, "a number");
+    v = j.get<double>();
+  }
+  static void decode(const json& j, bool& v, const std::string& f) {
+    if (!j.is_boolean()) bad(f, "true or false");
+    v = j.get<bool>();
+  }
+  static void decode(const json& j, std::string& v, const std::string& f) {
+    if (!j.is_string()) bad(f, "a string");
+    v = j.get<std::string>();
+  }
+  template <class V, std::size_t N>
+  static void decode(const json& j, std::array<V, N>& a, const std::string& f) {
+    if (!j.is_array() || j.size() != N) bad(f, "an array of the right length");
+    for (std::size_t i = 0; i < N; ++i) decode(j[i], a[i], f);
+  }
+  template <class V>
+  static void decode(const json& j, std::vector<V>& a, const std::string& f) {
+    if (!j.is_array()) bad(f, "an array");
+    a.resize(j.size());
+    for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], a[i], f);
+  }
+  template <class A, class B>
+  static void decode(const json& j, std::pair<A, B>& p, const std::string& f) {
+    if (!j.is_array() || j.size() != 2) bad(f, "a pair");
+    decode(j[0], p.first, f);
+    decode(j[1], p.second, f);
+  }
+  template <class S>
+  static auto decode(const json& j, S& s, const std::string& f)
+      -> decltype(visit(s, std::declval<Reader&>()), void()) {
+    if (!j.is_object()) bad(f, "an object");
+    Reader r{j, f};
+    visit(s, r);
+  }
+};
+
+}  // namespace
+
+// The field lists (found by argument-dependent lookup from Writer and Reader).
+template <class F>
+void visit(TaskTime& x, F& f) {
+  f("busy", x.busy);
+  f("lock_wait", x.lock_wait);
+  f("idle", x.idle);
+}
+template <class F>
+void visit(LockStat& x, F& f) {
+  f("acquisitions", x.acquisitions);
+  f("contentions", x.contentions);
+  f("acq_bounces", x.acq_bounces);
+  f("con_bounces", x.con_bounces);
+  f("wait_total", x.wait_total);
+  f("wait_max", x.wait_max);
+  f("wait_min", x.wait_min);
+  f("hold_total", x.hold_total);
+  f("hold_max", x.hold_max);
+  f("hold_min", x.hold_min);
+  f("handoffs", x.handoffs);
+  f("handoff_total", x.handoff_total);
+}
+template <class F>
+void visit(WaitTime& x, F& f) {
+  f("slab", x.slab);
+  f("nonslab", x.nonslab);
+}
+template <class F>
+void visit(LockReport& x, F& f) {
+  f("cls", x.cls);
+  f("instance", x.instance);
+  f("stat", x.stat);
+  f("rwsem", x.rwsem);
+  f("waited", x.waited);
+}
+template <class F>
+void visit(StackWait& x, F& f) {
+  f("cls", x.cls);
+  f("stack", x.stack);
+  f("time", x.time);
+}
+template <class F>
+void visit(IntervalSample& x, F& f) {
+  f("end", x.end);
+  f("ops", x.ops);
+  f("spin", x.spin);
+}
+template <class F>
+void visit(CacheReport& x, F& f);
+template <class F>
+void visit(RunResult& x, F& f) {
+  f("nr_task", x.nr_task);
+  f("ops_per_sec", x.ops_per_sec);
+  f("idle_pct", x.idle_pct);
+  f("task_ops", x.task_ops);
+  f("window", x.window);
+  f("task_time", x.task_time);
+  f("locks", x.locks);
+  f("stack_waits", x.stack_waits);
+  f("events", x.events);
+  f("requests", x.requests);
+  f("end_time", x.end_time);
+  f("caches", x.caches);
+  f("slab_bytes", x.slab_bytes);
+  f("alloc_failures", x.alloc_failures);
+  f("pgalloc", x.pgalloc);
+  f("pgfree", x.pgfree);
+  f("ksoftirqd_runs", x.ksoftirqd_runs);
+  f("grace_periods", x.grace_periods);
+  f("trace_skipped_frees", x.trace_skipped_frees);
+  f("per_op", x.per_op);
+  f("interval", x.interval);
+  f("samples", x.samples);
+}
+
+}  // namespace slubsim
+
+namespace slubsim::slub {
+template <class F>
+void visit(Geometry& x, F& f) {
+  f("size", x.size);
+  f("offset", x.offset);
+  f("align", x.align);
+  f("order", x.order);
+  f("objects", x.objects);
+  f("min_partial", x.min_partial);
+  f("cpu_partial", x.cpu_partial);
+  f("cpu_partial_slabs", x.cpu_partial_slabs);
+}
+template <class F>
+void visit(LayerCounts& x, F& f) {
+  f("cpu_freelist", x.cpu_freelist);
+  f("cpu_partial", x.cpu_partial);
+  f("node_partial", x.node_partial);
+  f("sheaves", x.sheaves);
+  f("barn", x.barn);
+  f("rcu", x.rcu);
+  f("prefilled", x.prefilled);
+  f("in_use", x.in_use);
+  f("slabs", x.slabs);
+  f("slab_bytes", x.slab_bytes);
+  f("sheaf_structs", x.sheaf_structs);
+  f("sheaf_bytes", x.sheaf_bytes);
+}
+}  // namespace slubsim::slub
+
+namespace slubsim {
+
+template <class F>
+void visit(CacheReport& x, F& f) {
+  f("name", x.name);
+  f("geo", x.geo);
+  f("stats", x.stats);
+  f("layers", x.layers);
+}
+
+json run_result_json(const RunResult& r) { return Writer::encode(r); }
+
+RunResult run_result_from_json(const json& j, const std::string& file) {
+  RunResult r;
+  Reader::decode(j, r, file);
+  return r;
+}
+
+// --- the job's description -------------------------------------------------------------------
+
+namespace {
+
+// FNV-1a, 64 bits: a digest of a file's bytes, to notice an input edited between runs.
+std::string digest_of_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot read file (an input of the job)");
+  std::uint64_t h = 1469598103934665603ull;
+  char buf[1 << 14];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace
+
+json job_description(const Job& job) {
+  const JobRequest& r = job.request;
+  json d = json::object();
+  d["topology"] = r.topology;
+  d["workload"] = r.workload;
+  d["trace_map"] = r.trace_map;
+  d["trace_speed"] = r.trace_speed;
+  d["costs"] = r.costs;
+  d["caches"] = r.caches;
+  d["validate"] = r.validate;
+  d["mode"] = r.mode;
+  d["nr_task"] = r.nr_task;
+  d["kernel"] = r.kernel;
+  d["sheaf_capacity"] = r.sheaf_capacity;
+  d["set"] = r.sets;
+  d["patch"] = r.patches;
+  d["runs"] = r.runs;
+  d["seed"] = r.seed;
+  d["duration"] = r.duration;
+  d["warmup"] = r.warmup;
+  d["interval"] = r.interval;
+  json inputs = json::object();
+  for (const auto& [role, file] : job.inputs) inputs[role] = digest_of_file(file);
+  d["inputs"] = inputs;
+  return d;
+}
+
+std::string point_id(const Job& job, const PointKey& k) {
+  return fmt::format("v{}-t{}-n{}-r{}", k.variant, k.row, job.nr_tasks[k.row], k.run + 1);
+}
+
+// --- files -----------------------------------------------------------------------------------
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const fs::path p(path);
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  if (ec) throw ConfigError(p.parent_path().string(), "--out", "cannot create directory: " + ec.message());
+  // Unique per process and thread, so that concurrent writers never share a temporary.
+  static std::atomic<std::uint64_t> serial{0};
+  const fs::path tmp = p.parent_path() / fmt::format(".{}.tmp.{}.{}", p.filename().string(), getpid(), ++serial);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw ConfigError(path, "--out", "cannot write file");
+    }
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw ConfigError(path, "--out", "cannot write file: " + ec.message());
+  }
+}
+
+namespace {
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), p.string());
+}
+
+// The first difference between two descriptions, for the refusal message.
+std::string first_difference(const json& was, const json& now) {
+  for (auto it = now.begin(); it != now.end(); ++it) {
+    auto w = was.find(it.key());
+    if (w == was.end()) return fmt::format("'{}' is new", it.key());
+    if (*w != *it) {
+      if (it->is_object() && w->is_object()) return it.key() + "." + first_difference(*w, *it);
+      return fmt::format("{} was {}, now {}", it.key(), w->dump(), it->dump());
+    }
+  }
+  for (auto it = was.begin(); it != was.end(); ++it)
+    if (!now.contains(it.key())) return fmt::format("'{}' is gone", it.key());
+  return "";
+}
+
+}  // namespace
+
+PointStore::PointStore(std::string dir, const Job& job, bool resume)
+    : dir_(std::move(dir)), job_(job), description_(job_description(job)) {
+  const fs::path index = fs::path(dir_) / "index.json";
+  if (!fs::exists(index)) return;  // a fresh store (resume or not: nothing to resume)
+  if (!resume)
+    throw ConfigError(index.string(), "--out",
+                      "this directory holds the points of an earlier job: add --resume to finish it, or "
+                      "give another --out");
+  const json doc = read_json(index);
+  const std::string file = index.string();
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != kFormat || !doc.contains("job") ||
+      !doc.contains("points") || !doc["points"].is_object())
+    throw ConfigError(file, "", fmt::format("not a store index of format {} (remove the directory to start over)",
+                                            kFormat));
+  if (doc["job"] != description_)
+    throw ConfigError(file, "job",
+                      fmt::format("--resume of a different job ({}): give the same options and inputs, or "
+                                  "another --out",
+                                  first_difference(doc["job"], description_)));
+  for (auto it = doc["points"].begin(); it != doc["points"].end(); ++it) {
+    const fs::path pf = fs::path(dir_) / "points" / (it.key() + ".json");
+    if (!fs::exists(pf)) continue;  // listed but missing: run it again
+    RunResult r = run_result_from_json(read_json(pf), pf.string());
+    double wall = it->contains("wall_s") && (*it)["wall_s"].is_number() ? (*it)["wall_s"].get<double>() : 0.0;
+    loaded_.emplace(it.key(), std::make_pair(std::move(r), wall));
+    points_[it.key()] = *it;
+  }
+}
+
+void PointStore::save(const PointKey& k, const RunResult& r, double wall_seconds) {
+  const std::string id = point_id(job_, k);
+  const std::string text = run_result_json(r).dump() + "\n";
+  write_file_atomically((fs::path(dir_) / "points" / (id + ".json")).string(), text);
+  std::lock_guard<std::mutex> g(mu_);
+  json entry = json::object();
+  entry["variant"] = k.variant;
+  entry["row"] = k.row;
+  entry["run"] = k.run;
+  entry["wall_s"] = wall_seconds;
+  points_[id] = entry;
+  write_index_locked();
+}
+
+void PointStore::write_index_locked() const {
+  json doc = json::object();
+  doc["format"] = kFormat;
+  doc["job"] = description_;
+  doc["points"] = points_;
+  write_file_atomically((fs::path(dir_) / "index.json").string(), doc.dump(1) + "\n");
+}
+
+}  // namespace slubsim

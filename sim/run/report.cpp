@@ -1,0 +1,361 @@
+#include "sim/run/report.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+
+#include "sim/run/point_store.h"
+#include "sim/run/why.h"
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double round_to(double v, double digits) {
+  double s = std::pow(10.0, digits);
+  return std::round(v * s) / s;
+}
+
+double us(Time t) { return round_to(to_us(t), 3); }
+
+void put_lock_stat(json& out, const std::string& prefix, const LockStat& s) {
+  out[prefix + ".con-bounces"] = s.con_bounces;
+  out[prefix + ".contentions"] = s.contentions;
+  out[prefix + ".waittime-min"] = s.contentions ? us(s.wait_min) : 0.0;
+  out[prefix + ".waittime-max"] = us(s.wait_max);
+  out[prefix + ".waittime-total"] = us(s.wait_total);
+  out[prefix + ".waittime-avg"] = s.contentions ? us(s.wait_total / static_cast<Time>(s.contentions)) : 0.0;
+  out[prefix + ".acq-bounces"] = s.acq_bounces;
+  out[prefix + ".acquisitions"] = s.acquisitions;
+  out[prefix + ".holdtime-min"] = s.acquisitions ? us(s.hold_min) : 0.0;
+  out[prefix + ".holdtime-max"] = us(s.hold_max);
+  out[prefix + ".holdtime-total"] = us(s.hold_total);
+  out[prefix + ".holdtime-avg"] =
+      s.acquisitions ? us(s.hold_total / static_cast<Time>(s.acquisitions)) : 0.0;
+}
+
+bool is_zero(const json& v) {
+  return (v.is_number_integer() && v.get<std::int64_t>() == 0) ||
+         (v.is_number_unsigned() && v.get<std::uint64_t>() == 0) ||
+         (v.is_number_float() && v.get<double>() == 0.0);
+}
+
+constexpr std::size_t kMaxInstancesReported = 16;
+
+std::string write_text(const json& j) { return j.dump(2) + "\n"; }
+
+}  // namespace
+
+json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
+  json out = json::object();
+  const char* what = mode == Mode::Process ? "processes" : "threads";
+  long double per_task_sum = 0;
+  std::uint64_t workload = 0;
+  for (const auto& r : rows) {
+    out[fmt::format("will-it-scale.{}.{}", r.nr_task, what)] = r.ops_per_sec;
+    out[fmt::format("will-it-scale.{}.{}_idle", r.nr_task, what)] = round_to(r.idle_pct, 2);
+    per_task_sum += static_cast<long double>(r.ops_per_sec) / r.nr_task;
+    workload += r.ops_per_sec;
+  }
+  // parse: per_process_ops is the mean over rows of ops/N, printed with %d (truncated).
+  out[fmt::format("will-it-scale.per_{}_ops", mode == Mode::Process ? "process" : "thread")] =
+      static_cast<std::uint64_t>(per_task_sum / static_cast<long double>(rows.size()));
+  out["will-it-scale.workload"] = workload;
+
+  // lock_stat over the whole job: classes in order of first appearance.
+  std::vector<std::string> classes;
+  std::map<std::string, LockStat> by_class;
+  std::map<std::string, std::map<std::string, LockStat>> by_instance;
+  for (const auto& r : rows)
+    for (const auto& l : r.locks) {
+      if (!by_class.count(l.cls)) classes.push_back(l.cls);
+      by_class[l.cls].add(l.stat);
+      by_instance[l.cls][l.instance].add(l.stat);
+    }
+  for (const auto& cls : classes) {
+    put_lock_stat(out, "lock_stat." + cls, by_class[cls]);
+    const auto& inst = by_instance[cls];
+    if (inst.size() > 1 && inst.size() <= kMaxInstancesReported)
+      for (const auto& [name, stat] : inst) put_lock_stat(out, "lock_stat." + cls + "." + name, stat);
+  }
+
+  // SLUB_STATS over the whole job (all rows' windows), with the kernel's sysfs names.
+  std::vector<std::string> cache_order;
+  std::map<std::string, slub::StatCounters> stats;
+  for (const auto& r : rows)
+    for (const auto& c : r.caches) {
+      if (!stats.count(c.name)) {
+        cache_order.push_back(c.name);
+        stats[c.name] = {};
+      }
+      for (int k = 0; k < slub::kNrStats; ++k) stats[c.name][k] += c.stats[k];
+    }
+  for (const auto& name : cache_order)
+    for (int k = 0; k < slub::kNrStats; ++k)
+      out[fmt::format("slub_stats.{}.{}", name, slub::stat_name(static_cast<slub::Stat>(k)))] =
+          stats[name][k];
+  // Memory, like lkp's meminfo and slabinfo monitors: the mean over the job's rows of the state
+  // at the end of each row's window.
+  if (!cache_order.empty()) {
+    double n = static_cast<double>(rows.size());
+    double sunreclaim = 0;
+    // Slab pages plus the sheaf structs (kmalloc'd, so part of SUnreclaim in the kernel).
+    for (const auto& r : rows) {
+      sunreclaim += static_cast<double>(r.slab_bytes) / 1024.0;
+      for (const auto& c : r.caches) sunreclaim += static_cast<double>(c.layers.sheaf_bytes) / 1024.0;
+    }
+    out["meminfo.SUnreclaim"] = round_to(sunreclaim / n, 1);
+    for (const auto& name : cache_order) {
+      // Means over rows of the state at the end of each row's window.
+      std::map<std::string, double> v;
+      for (const auto& r : rows)
+        for (const auto& c : r.caches)
+          if (c.name == name) {
+            const auto& l = c.layers;
+            double size = static_cast<double>(c.geo.size);
+            v["active_objs"] += static_cast<double>(l.in_use);
+            v["num_objs"] += static_cast<double>(l.in_use + l.cpu_freelist + l.cpu_partial + l.node_partial +
+                                                 l.sheaves + l.barn + l.rcu + l.prefilled);
+            v["num_slabs"] += static_cast<double>(l.slabs);
+            v["cpu_freelist"] += static_cast<double>(l.cpu_freelist);
+            v["cpu_partial_slabs"] += static_cast<double>(l.cpu_partial);
+            v["node_partial_slabs"] += static_cast<double>(l.node_partial);
+            v["sheaves"] += static_cast<double>(l.sheaves);
+            v["barn"] += static_cast<double>(l.barn);
+            v["rcu"] += static_cast<double>(l.rcu);
+            v["rcu_kB"] += static_cast<double>(l.rcu) * size / 1024.0;
+            v["sheaves_kB"] += static_cast<double>(l.sheaves) * size / 1024.0;
+            v["barn_kB"] += static_cast<double>(l.barn) * size / 1024.0;
+            v["prefilled"] += static_cast<double>(l.prefilled);
+            v["sheaf_structs"] += static_cast<double>(l.sheaf_structs);
+            v["sheaf_struct_kB"] += static_cast<double>(l.sheaf_bytes) / 1024.0;
+          }
+      for (const char* k : {"active_objs", "num_objs", "num_slabs"})
+        out[fmt::format("slabinfo.{}.{}", name, k)] = round_to(v[k] / n, 1);
+      for (const char* k : {"cpu_freelist", "cpu_partial_slabs", "node_partial_slabs", "sheaves", "sheaves_kB",
+                            "barn", "barn_kB", "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
+        out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
+    }
+    // proc-vmstat over the whole job (all rows' windows), like SLUB_STATS above. Only slab
+    // pages go through the model's page allocator; in brk1/mmap2 (pages never touched) they are
+    // nearly all of the kernel's pgalloc_normal too.
+    std::uint64_t pgalloc = 0, pgfree = 0;
+    for (const auto& r : rows) {
+      pgalloc += r.pgalloc;
+      pgfree += r.pgfree;
+    }
+    out["proc-vmstat.pgalloc_normal"] = pgalloc;
+    out["proc-vmstat.pgfree"] = pgfree;
+    // Context switches per second, all CPUs, from ksoftirqd's runs (to it and back): the part
+    // of lkp's perf-stat.i.context-switches the model has, per row.
+    for (const auto& r : rows)
+      if (r.window > 0)
+        out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
+            round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
+    // Grace periods from ticks: their mean length in the window, per row.
+    for (const auto& r : rows)
+      if (r.grace_periods > 0)
+        out[fmt::format("rcu.{}.grace_period_us", r.nr_task)] =
+            round_to(to_us(r.window) / static_cast<double>(r.grace_periods), 1);
+    // Pages per counted operation, per row: lkp's pgalloc_normal over its run / the ops in it.
+    for (const auto& r : rows) {
+      std::uint64_t ops = 0;
+      for (std::uint64_t o : r.task_ops) ops += o;
+      if (ops)
+        out[fmt::format("proc-vmstat.{}.pgalloc_normal_per_op", r.nr_task)] =
+            round_to(static_cast<double>(r.pgalloc) / static_cast<double>(ops), 5);
+    }
+    std::uint64_t failures = 0;
+    for (const auto& r : rows) failures += r.alloc_failures;
+    out["slubsim.alloc_failures"] = failures;
+    std::uint64_t skipped = 0;
+    for (const auto& r : rows) skipped += r.trace_skipped_frees;
+    out["slubsim.trace_skipped_frees"] = skipped;
+  }
+
+  // Slab traffic per counted operation (objects per op), mean over rows.
+  {
+    std::vector<std::string> order;
+    std::map<std::string, std::array<double, 3>> sum;
+    for (const auto& r : rows)
+      for (const auto& [cache, v] : r.per_op) {
+        if (!sum.count(cache)) order.push_back(cache);
+        for (int k = 0; k < 3; ++k) sum[cache][k] += v[k];
+      }
+    const char* names[] = {"alloc", "free", "kfree_rcu"};
+    for (const auto& cache : order)
+      for (int k = 0; k < 3; ++k)
+        out[fmt::format("workload_ops.{}.{}", cache, names[k])] =
+            round_to(sum[cache][k] / static_cast<double>(rows.size()), 3);
+  }
+
+  // Where the tasks' time goes (sim/run/why.h).
+  put_why_keys(out, rows);
+
+  std::uint64_t events = 0, requests = 0;
+  Time sim_time = 0;
+  for (const auto& r : rows) {
+    events += r.events;
+    requests += r.requests;
+    sim_time += r.end_time;
+  }
+  out["sim.events"] = events;
+  out["sim.requests"] = requests;
+  out["sim.simulated_time_ms"] = round_to(to_sec(sim_time) * 1e3, 6);
+  // The interval series (--interval), per row: operations per second and the tasks' spin
+  // share in each interval, warm-up included, and where each interval ends.
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.samples.size(); ++i) {
+      const auto& s = r.samples[i];
+      auto key = [&](const char* what) { return fmt::format("interval.{}.{:04d}.{}", r.nr_task, i, what); };
+      out[key("end_ms")] = round_to(to_sec(s.end) * 1e3, 3);
+      out[key("ops_per_sec")] = round_to(static_cast<double>(s.ops) / to_sec(r.interval), 0);
+      out[key("spin_percent")] =
+          round_to(100.0 * static_cast<double>(s.spin) / (static_cast<double>(r.interval) * r.nr_task), 2);
+    }
+  return out;
+}
+
+json lkp_matrix(const std::vector<json>& runs) {
+  json m = json::object();
+  std::vector<std::string> keys;
+  for (const auto& r : runs)
+    for (auto it = r.begin(); it != r.end(); ++it)
+      if (!m.contains(it.key())) {
+        m[it.key()] = json::array();
+        keys.push_back(it.key());
+      }
+  json out = json::object();
+  for (const auto& k : keys) {
+    json arr = json::array();
+    bool all_zero = true;
+    for (const auto& r : runs) {
+      json v = r.contains(k) ? r[k] : json(0);
+      if (!is_zero(v)) all_zero = false;
+      arr.push_back(v);
+    }
+    if (!all_zero) out[k] = arr;
+  }
+  return out;
+}
+
+json lkp_stats(const json& matrix) {
+  json out = json::object();
+  for (auto it = matrix.begin(); it != matrix.end(); ++it) {
+    const auto& arr = it.value();
+    if (arr.size() == 1) {
+      out[it.key()] = arr[0];
+      continue;
+    }
+    double sum = 0;
+    for (const auto& v : arr) sum += v.get<double>();
+    out[it.key()] = round_to(sum / static_cast<double>(arr.size()), 4);
+  }
+  return out;
+}
+
+static json variant_matrix(const Job& job, const JobResult& result, std::size_t v) {
+  std::vector<json> runs;
+  for (const auto& rows : result.runs[v]) runs.push_back(lkp_run_stats(rows, job.mode));
+  return lkp_matrix(runs);
+}
+
+json stdout_stats(const Job& job, const JobResult& result) {
+  if (job.variants.size() == 1) return lkp_stats(variant_matrix(job, result, 0));
+  json out = json::object();
+  for (std::size_t v = 0; v < job.variants.size(); ++v)
+    out[job.variants[v].label] = lkp_stats(variant_matrix(job, result, v));
+  return out;
+}
+
+namespace {
+
+struct File {
+  fs::path path;
+  std::string text;
+};
+
+void variant_files(const std::string& dir, const Job& job, const JobResult& result, std::size_t v,
+                   std::vector<File>& files) {
+  fs::path d = job.variants.size() == 1 ? fs::path(dir) : fs::path(dir) / job.variants[v].label;
+  json matrix = variant_matrix(job, result, v);
+  files.push_back({d / "stats.json", write_text(lkp_stats(matrix))});
+  files.push_back({d / "matrix.json", write_text(matrix)});
+  json host = json::object();
+  host["sim.wall_time_s"] = round_to(result.wall_seconds[v], 3);
+  host["note"] = "host wall time; not deterministic, so kept out of stats.json";
+  files.push_back({d / "host.json", write_text(host)});
+}
+
+}  // namespace
+
+void write_variant_results(const std::string& dir, const Job& job, const JobResult& result, std::size_t v) {
+  std::vector<File> files;
+  variant_files(dir, job, result, v, files);
+  for (const auto& f : files) write_file_atomically(f.path.string(), f.text);
+}
+
+void write_results(const std::string& dir, const Job& job, const JobResult& result) {
+  // Serialise everything first, then write: a failure leaves no partial result set.
+  std::vector<File> files;
+  for (std::size_t v = 0; v < job.variants.size(); ++v) variant_files(dir, job, result, v, files);
+  for (const auto& f : files) {
+    std::error_code ec;
+    fs::create_directories(f.path.parent_path(), ec);
+    if (ec) throw ConfigError(f.path.parent_path().string(), "--out", "cannot create directory: " + ec.message());
+    std::ofstream out(f.path);
+    out << f.text;
+    if (!out) throw ConfigError(f.path.string(), "--out", "cannot write file");
+  }
+}
+
+std::string format_table(const Job& job, const JobResult& result) {
+  std::string out;
+  const Machine& m = job.machine;
+  out += fmt::format("slubsim: {} ({} mode) on {}: {} CPUs, {} sockets, {} nodes\n",
+                     job.program.name, job.mode == Mode::Process ? "process" : "thread", m.name,
+                     m.nr_cpus, m.nr_sockets, m.nr_nodes);
+  out += fmt::format("window {} ms after {} ms warm-up, {} run(s), seed {}\n\n",
+                     to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs,
+                     job.request.seed);
+  for (std::size_t v = 0; v < job.variants.size(); ++v) {
+    out += fmt::format("kernel {}\n", job.variants[v].label);
+    out += fmt::format("{:>8} {:>14} {:>14} {:>7} {:>11}  {}\n", "nr_task", "ops/s", "per task",
+                       "idle%", "lock wait%", "most-waited lock");
+    const auto& runs = result.runs[v];
+    for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
+      double ops = 0, idle = 0, wait = 0;
+      std::map<std::string, Time> waits;
+      for (const auto& run : runs) {
+        const auto& r = run[row];
+        ops += static_cast<double>(r.ops_per_sec);
+        idle += r.idle_pct;
+        for (const auto& l : r.locks) {
+          waits[l.cls] += l.stat.wait_total;
+          wait += static_cast<double>(l.stat.wait_total);
+        }
+      }
+      double n = static_cast<double>(runs.size());
+      int nt = job.nr_tasks[row];
+      std::string top = "-";
+      Time best = 0;
+      for (const auto& [cls, w] : waits)
+        if (w > best) {
+          best = w;
+          top = cls;
+        }
+      double wait_pct = 100.0 * wait / n / (static_cast<double>(nt) * static_cast<double>(job.duration));
+      out += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>7.2f} {:>11.2f}  {}\n", nt, ops / n,
+                         ops / n / nt, idle / n, wait_pct, top);
+    }
+    out += "\n";
+  }
+  out += fmt::format("wall time {:.2f} s\n", result.wall_total);
+  return out;
+}
+
+}  // namespace slubsim

@@ -1,0 +1,122 @@
+// One simulation: a machine, a program, N tasks, one seed. Builds the engine and the shared
+// state, starts one task per CPU as lkp places them, runs warm-up and window, and measures.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/config/costs.h"
+#include "sim/config/kernel.h"
+#include "sim/engine/lock_stat.h"
+#include "sim/machine/machine.h"
+#include "models/slub/params.h"
+#include "models/slub/slub.h"
+#include "sim/run/slub_config.h"
+#include "sim/engine/world.h"
+#include "workloads/program.h"
+#include "workloads/trace.h"
+
+namespace slubsim {
+
+struct RunSpec {
+  const Machine* machine = nullptr;
+  const Costs* costs = nullptr;
+  const Program* program = nullptr;
+  const Kernel* kernel = nullptr;
+  Mode mode = Mode::Process;
+  int nr_task = 1;
+  std::uint64_t seed = 1;
+  Time warmup = 0;
+  Time duration = 0;
+  // > 0: sample throughput and spinning every `interval` of global time from 0 to the window's
+  // end, warm-up included (RunResult::samples); 0: no samples.
+  Time interval = 0;
+  Options options;
+  const std::vector<slub::CacheSpec>* caches = nullptr;
+  const SlubCostConfig* slub_costs = nullptr;
+  const CapacityOverride* capacity = nullptr;  // --sheaf-capacity value of this variant
+  bool validate = false;  // SLUB validation mode: every object in one place, checked at the end
+  // A trace replay instead of the program's steps: `program` then only names the caches the
+  // trace uses (in Trace::caches order) and has no steps.
+  const Trace* trace = nullptr;
+  TraceReplay replay;
+};
+
+// One cache's view of a run: counters over the window, objects per layer at its end.
+struct CacheReport {
+  std::string name;
+  slub::Geometry geo;
+  slub::StatCounters stats{};  // SLUB_STATS in the window
+  slub::LayerCounts layers;    // at the end of the window
+};
+
+struct LockReport {
+  std::string cls;
+  std::string instance;
+  LockStat stat;
+  bool rwsem = false;
+  WaitTime waited;  // spinning for it inside the window, in and outside allocator code
+};
+
+// Time spent spinning for one spinlock class under one call chain (folded: outermost kernel function
+// first, ';'-separated; "" outside any named function), summed over the tasks, in the window.
+struct StackWait {
+  std::string cls;
+  std::string stack;
+  Time time = 0;
+};
+
+// Where one task's time in the window went (the "why" report): busy time per account, spinning
+// for locks, sleeping. The parts sum to the window.
+struct TaskTime {
+  std::array<Time, kNrAccounts> busy{};
+  Time lock_wait = 0;
+  Time idle = 0;
+  Time total() const {
+    Time t = lock_wait + idle;
+    for (Time b : busy) t += b;
+    return t;
+  }
+};
+
+// One interval of the series (RunSpec::interval): operations the tasks completed and time they
+// spun for locks in (end - interval, end] of global time. A CPU's own clock may run a little ahead
+// of global time, so an operation or a spin near an edge can land in the next interval.
+struct IntervalSample {
+  Time end = 0;
+  std::uint64_t ops = 0;
+  Time spin = 0;
+};
+
+struct RunResult {
+  int nr_task = 0;
+  std::uint64_t ops_per_sec = 0;  // will-it-scale "average": operations per second, all tasks
+  double idle_pct = 0;            // idle share of all logical CPUs in the window
+  std::vector<std::uint64_t> task_ops;  // per task, in the window
+  Time window = 0;                      // the measurement window's length
+  std::vector<TaskTime> task_time;      // per task, in the window
+  std::vector<LockReport> locks;
+  std::vector<StackWait> stack_waits;
+  std::uint64_t events = 0;    // engine events fired
+  std::uint64_t requests = 0;  // shared-state requests granted (inline or by event)
+  Time end_time = 0;           // simulated time when the last task stopped
+  std::vector<CacheReport> caches;
+  std::int64_t slab_bytes = 0;        // all slab memory at the end of the window
+  std::uint64_t alloc_failures = 0;   // allocations that found no memory
+  std::uint64_t pgalloc = 0;          // pages the page allocator handed out in the window
+  std::uint64_t pgfree = 0;           // pages it took back in the window
+  std::uint64_t ksoftirqd_runs = 0;   // times ksoftirqd got a CPU in the window, all CPUs
+  std::uint64_t grace_periods = 0;    // grace periods that ended in the window (from ticks only)
+  std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
+  // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
+  std::vector<std::pair<std::string, std::array<double, 3>>> per_op;
+  Time interval = 0;                      // RunSpec::interval
+  std::vector<IntervalSample> samples;    // one per interval, warm-up included
+};
+
+// Throws ConfigError for inputs that cannot run, std::runtime_error if the simulation itself
+// fails (a task parked forever).
+RunResult simulate(const RunSpec& spec);
+
+}  // namespace slubsim

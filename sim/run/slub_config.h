@@ -1,0 +1,35 @@
+// From configs to the allocator model's plain parameters (models/slub/params.h): the caches
+// (configs/caches/NAME.json), the allocator and page-allocator costs (configs/costs), the kernel's
+// switches (configs/kernels) and the machine's NUMA layout.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/slub/params.h"
+#include "sim/config/config.h"
+#include "sim/config/kernel.h"
+#include "sim/machine/machine.h"
+
+namespace slubsim {
+
+std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& file);
+struct SlubCostConfig {
+  slub::Costs costs;
+  slub::PageAllocParams page_alloc;
+  Time rcu_grace_period = 0;
+  bool rcu_grace_period_from_ticks = false;  // costs.rcu.grace_period_model "ticks"
+  RcuBatchLimits rcu_batch;
+  SoftirqLimits softirq;
+  Time trace_handoff_poll = 0;
+};
+// One --sheaf-capacity value: cache "" = every cache that has sheaves in that kernel.
+using CapacityOverride = std::vector<std::pair<std::string, int>>;
+// log: the ReadLog shared by every parser of the cost model (the caller checks its fields), or
+// nullptr when nothing checks them.
+SlubCostConfig parse_slub_costs(const json& costs_doc, const std::string& file, std::shared_ptr<ReadLog> log = nullptr);
+slub::Numa numa_of(const Machine& m);
+slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
+                         const SlubCostConfig& costs, bool validate, std::uint64_t seed,
+                         const CapacityOverride& capacity = {});
+
+}  // namespace slubsim

@@ -1,0 +1,181 @@
+#include "sim/run/why.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace slubsim {
+
+namespace {
+
+// Allocator lock classes with at most this many instances (per-node locks) are reported per
+// instance, as lock_stat's per-instance keys are.
+constexpr std::size_t kMaxInstancesReported = 16;
+// Locks named in a hottest-lock summary line before "...".
+constexpr std::size_t kSummaryLocks = 4;
+// Call chains of spin listed under each why table.
+constexpr std::size_t kSummaryStacks = 8;
+
+double round_to(double v, double digits) {
+  double s = std::pow(10.0, digits);
+  return std::round(v * s) / s;
+}
+
+double percent(Time part, Time whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+double ns_per_op(Time t, std::uint64_t ops) {
+  return ops ? to_ns(t) / static_cast<double>(ops) : 0.0;
+}
+
+// The line of `category`, appended (with zero time) if it is not there yet.
+WhyLine& line(std::vector<WhyLine>& lines, const std::string& category, WhyLine::Kind kind,
+              const std::string& lock = {}) {
+  for (auto& l : lines)
+    if (l.category == category) return l;
+  lines.push_back({category, lock, kind, 0});
+  return lines.back();
+}
+
+}  // namespace
+
+WhyProfile why_profile(const RunResult& r) {
+  WhyProfile p;
+  for (std::uint64_t ops : r.task_ops) p.ops += ops;
+  TaskTime sum;
+  for (const auto& t : r.task_time) {
+    for (int a = 0; a < kNrAccounts; ++a) sum.busy[a] += t.busy[a];
+    sum.idle += t.idle;
+    p.task_time += t.total();
+  }
+  std::map<std::string, std::size_t> instances;  // per lock class
+  for (const auto& l : r.locks) ++instances[l.cls];
+  auto busy = [&](Account a) { return sum.busy[static_cast<int>(a)]; };
+
+  std::vector<WhyLine> nonslab_waits, slab_waits;
+  for (const auto& l : r.locks) {
+    WhyLine::Kind kind = l.rwsem ? WhyLine::RwsemWait : WhyLine::SpinWait;
+    if (l.waited.nonslab) line(nonslab_waits, "nonslab.wait." + l.cls, kind, l.cls).time += l.waited.nonslab;
+    if (l.waited.slab) {
+      bool per_instance = instances[l.cls] <= kMaxInstancesReported;
+      std::string category = per_instance ? "wait." + l.cls + "." + l.instance : "wait." + l.cls;
+      std::string lock = per_instance ? l.cls + " " + l.instance : l.cls;
+      line(slab_waits, category, kind, lock).time += l.waited.slab;
+    }
+  }
+  p.lines.push_back({"nonslab", "", WhyLine::Busy, busy(Account::NonSlab)});
+  p.lines.insert(p.lines.end(), nonslab_waits.begin(), nonslab_waits.end());
+  p.lines.push_back({"slab.fastpath", "", WhyLine::Busy, busy(Account::SlabFast)});
+  p.lines.push_back({"slab.slowpath", "", WhyLine::Busy, busy(Account::SlabSlow)});
+  p.lines.push_back({"rcu.callbacks", "", WhyLine::Busy, busy(Account::Rcu)});
+  p.lines.push_back({"rcu.ksoftirqd", "", WhyLine::Busy, busy(Account::Ksoftirqd)});
+  p.lines.insert(p.lines.end(), slab_waits.begin(), slab_waits.end());
+  p.lines.push_back({"idle", "", WhyLine::Idle, sum.idle});
+  return p;
+}
+
+void add_profile(WhyProfile& into, const WhyProfile& p) {
+  into.task_time += p.task_time;
+  into.ops += p.ops;
+  for (const auto& l : p.lines) line(into.lines, l.category, l.kind, l.lock).time += l.time;
+}
+
+std::string folded_stack(const StackWait& w) {
+  return w.stack.empty() ? w.cls : w.stack + ";" + w.cls;
+}
+
+void put_why_keys(json& out, const std::vector<RunResult>& rows) {
+  // Per row: why.<N>.<category>.* and the spin under each call chain, why.<N>.spin.<stack>.*;
+  // the categories are also summed for their means over the rows.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<double, double>> sum;  // percent, ns per op
+  std::size_t counted = 0;
+  for (const auto& r : rows) {
+    WhyProfile p = why_profile(r);
+    if (!p.task_time) continue;
+    ++counted;
+    for (const auto& l : p.lines) {
+      const double pct = percent(l.time, p.task_time), per_op = ns_per_op(l.time, p.ops);
+      out[fmt::format("why.{}.{}.percent", r.nr_task, l.category)] = round_to(pct, 2);
+      out[fmt::format("why.{}.{}.ns_per_op", r.nr_task, l.category)] = round_to(per_op, 2);
+      if (!sum.count(l.category)) order.push_back(l.category);
+      auto& s = sum[l.category];
+      s.first += pct;
+      s.second += per_op;
+    }
+    for (const auto& w : r.stack_waits) {
+      const std::string stack = folded_stack(w);
+      out[fmt::format("why.{}.spin.{}.percent", r.nr_task, stack)] = round_to(percent(w.time, p.task_time), 2);
+      out[fmt::format("why.{}.spin.{}.ns_per_op", r.nr_task, stack)] = round_to(ns_per_op(w.time, p.ops), 2);
+    }
+  }
+  if (!counted) return;
+  const double n = static_cast<double>(counted);
+  for (const auto& c : order) {
+    out[fmt::format("why.{}.percent", c)] = round_to(sum[c].first / n, 2);
+    out[fmt::format("why.{}.ns_per_op", c)] = round_to(sum[c].second / n, 2);
+  }
+}
+
+namespace {
+
+// "native_queued_spin_lock_slowpath 35.60% (maple_node.barn_lock node0 16.70%, ...)": the waits
+// of one kind, hottest lock first.
+std::string summary(const WhyProfile& p, WhyLine::Kind kind, const char* symbol) {
+  std::vector<const WhyLine*> waits;
+  Time total = 0;
+  for (const auto& l : p.lines)
+    if (l.kind == kind && l.time) {
+      waits.push_back(&l);
+      total += l.time;
+    }
+  std::stable_sort(waits.begin(), waits.end(), [](auto* a, auto* b) { return a->time > b->time; });
+  std::string out = fmt::format("{} {:.2f}%", symbol, percent(total, p.task_time));
+  for (std::size_t i = 0; i < waits.size() && i < kSummaryLocks; ++i)
+    out += fmt::format("{}{} {:.2f}%", i ? ", " : " (", waits[i]->lock, percent(waits[i]->time, p.task_time));
+  if (waits.size() > kSummaryLocks) out += ", ...";
+  if (!waits.empty()) out += ")";
+  return out;
+}
+
+}  // namespace
+
+std::string format_why(const Job& job, const JobResult& result) {
+  std::string out;
+  for (std::size_t v = 0; v < job.variants.size(); ++v) {
+    const auto& runs = result.runs[v];
+    for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
+      WhyProfile p;
+      for (const auto& run : runs) add_profile(p, why_profile(run[row]));
+      const int nt = job.nr_tasks[row];
+      out += fmt::format("why: kernel {}, {} tasks, {} run(s): 100% = {} tasks x {} ms window\n",
+                         job.variants[v].label, nt, runs.size(), nt, to_sec(job.duration) * 1e3);
+      out += fmt::format("{:>9} {:>10}  {}\n", "time%", "ns/op", "category");
+      std::vector<const WhyLine*> lines;
+      for (const auto& l : p.lines)
+        if (l.time) lines.push_back(&l);
+      std::stable_sort(lines.begin(), lines.end(), [](auto* a, auto* b) { return a->time > b->time; });
+      for (const WhyLine* l : lines)
+        out += fmt::format("{:>8.2f}% {:>10.1f}  {}\n", percent(l->time, p.task_time),
+                           ns_per_op(l->time, p.ops), l->category);
+      out += "  " + summary(p, WhyLine::SpinWait, "native_queued_spin_lock_slowpath") + "\n";
+      // The spin under each call chain, hottest first (runs summed), as perf's folded stacks.
+      std::map<std::string, Time> stacks;
+      for (const auto& run : runs)
+        for (const auto& w : run[row].stack_waits) stacks[folded_stack(w)] += w.time;
+      std::vector<std::pair<std::string, Time>> hot(stacks.begin(), stacks.end());
+      std::stable_sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      for (std::size_t i = 0; i < hot.size() && i < kSummaryStacks; ++i)
+        out += fmt::format("  {:>7.2f}%  {}\n", percent(hot[i].second, p.task_time), hot[i].first);
+      bool rwsem_waits = std::any_of(p.lines.begin(), p.lines.end(),
+                                     [](const WhyLine& l) { return l.kind == WhyLine::RwsemWait && l.time; });
+      if (rwsem_waits) out += "  " + summary(p, WhyLine::RwsemWait, "osq_lock") + "\n";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace slubsim

@@ -1,0 +1,62 @@
+// The "why" report: where the tasks' time in the measurement window goes, split like a perf
+// profile into exclusive categories that sum to the tasks' time:
+//
+//   nonslab                    the workload's own work and shared accesses (not the allocator)
+//   nonslab.wait.<class>       spinning for a workload lock (mmap_lock, ...), per lock class
+//   slab.fastpath              allocator calls served by cpu freelists and percpu sheaves
+//   slab.slowpath              ___slab_alloc, __slab_free, sheaf refill/flush, barns, new slabs
+//                              and the page allocator, lock waiting excluded
+//   rcu.callbacks              RCU callbacks in softirq time, the frees they do included
+//   wait.<class>[.<instance>]  spinning for an allocator lock before acquiring it (perf's
+//                              native_queued_spin_lock_slowpath), per instance (node) when the
+//                              class has few instances
+//   idle                       the task slept (a sleeping rwsem waiter)
+//
+// Keys: why.<category>.percent (share of the summed task time) and why.<category>.ns_per_op
+// (summed task time per operation), each the mean over the job's rows; the same per row as
+// why.<N>.<category>.*; and per row the spin under each call chain as
+// why.<N>.spin.<folded stack>.*, the stack outermost kernel function first, ';'-separated, the
+// lock class last ("rcu_do_batch;__slab_free;maple_node.list_lock"), as perf script's folded
+// call graphs print native_queued_spin_lock_slowpath's callers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/config/config.h"
+#include "sim/run/job.h"
+#include "sim/run/runner.h"
+
+namespace slubsim {
+
+struct WhyLine {
+  enum Kind : std::uint8_t { Busy, SpinWait, RwsemWait, Idle };
+  std::string category;  // as in the keys: "slab.slowpath", "wait.maple_node.list_lock.node0"
+  std::string lock;      // waits: the lock as perf-like text, "maple_node.list_lock node0"
+  Kind kind = Busy;
+  Time time = 0;         // summed over the tasks, inside the window
+};
+
+struct WhyProfile {
+  Time task_time = 0;          // summed over the tasks: nr_task x window
+  std::uint64_t ops = 0;       // operations counted in the window
+  std::vector<WhyLine> lines;  // every category, in a fixed order, zero ones included
+};
+
+// "<stack>;<lock class>", or the class alone for a wait outside any named function.
+std::string folded_stack(const StackWait& w);
+
+// One row's profile.
+WhyProfile why_profile(const RunResult& r);
+// Add another profile of the same row (another run); categories are matched by name.
+void add_profile(WhyProfile& into, const WhyProfile& p);
+
+// why.<category>.percent and why.<category>.ns_per_op: means over the rows (zeros included;
+// lkp_matrix drops keys that are zero in every run).
+void put_why_keys(json& out, const std::vector<RunResult>& rows);
+
+// `slubsim run --why`: a perf-report-like table per variant and row, runs summed, plus the
+// hottest-lock summary lines.
+std::string format_why(const Job& job, const JobResult& result);
+
+}  // namespace slubsim

@@ -1,0 +1,439 @@
+#include "sim/validate/validate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "sim/run/report.h"
+#include "sim/validate/scoreboard.h"
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int host_threads(int jobs) {
+  return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Run task(i) for i in [0, n) on `threads` host threads; the first exception is rethrown.
+void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& task) {
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto worker = [&]() {
+    while (true) {
+      std::size_t i = next++;
+      if (i >= n) return;
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (error) return;
+      }
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+    }
+  };
+  int t = std::min<int>(threads, static_cast<int>(std::max<std::size_t>(n, 1)));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < t; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// resolve_job, with errors that point at the experiment file where the input came from.
+Job resolve_variant(const Experiment& e, const ExperimentTopology& t, const ExperimentVariant& v,
+                    const JobRequest& req, const std::string& fit_file) {
+  try {
+    return resolve_job(req);
+  } catch (const ConfigError& err) {
+    std::string ctx = fmt::format("variant '{}' on topology '{}'", v.name, t.name);
+    std::string field = err.field();
+    if (err.file() == "--set") {
+      auto in = [&](const std::vector<std::string>& sets) {
+        return std::any_of(sets.begin(), sets.end(), [&](const std::string& s) { return s.rfind(field + "=", 0) == 0; });
+      };
+      if (in(v.sets)) throw ConfigError(e.file, v.field + ".set", fmt::format("{}: {} ({})", field, err.what(), ctx));
+      if (in(e.sets)) throw ConfigError(e.file, "set", fmt::format("{}: {} ({})", field, err.what(), ctx));
+      throw ConfigError(fit_file.empty() ? e.file : fit_file, "parameters",
+                        fmt::format("{}: {} ({})", field, err.what(), ctx));
+    }
+    if (err.file() == "command line") {
+      if (field == "--kernel") field = v.field + ".kernel";
+      else if (field == "--patch") field = v.field + ".patches";
+      else if (field == "--sheaf-capacity") field = v.field + ".sheaf_capacity";
+      else if (field == "--nr-task") field = "nr_task";
+      else if (field == "--topology") field = "topologies";
+      else if (field.size() > 2 && field.rfind("--", 0) == 0) field = field.substr(2);
+      throw ConfigError(e.file, field, fmt::format("{} ({})", err.what(), ctx));
+    }
+    throw ConfigError(err.file(), err.field(), fmt::format("{} (experiment {}, {})", err.what(), e.file, ctx));
+  }
+}
+
+std::string join_tasks(const std::vector<int>& n) { return fmt::format("{}", fmt::join(n, ",")); }
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) throw ConfigError(path.parent_path().string(), "--out", "cannot create directory: " + ec.message());
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw ConfigError(path.string(), "--out", "cannot write file");
+}
+
+Progress make_progress(const ValidateOptions& o) {
+  return [quiet = o.quiet](const std::string& line) {
+    if (!quiet) std::cerr << "slubsim: " << line << "\n";
+  };
+}
+
+int calibrate_command(const std::vector<Experiment>& experiments, const ValidateOptions& o) {
+  struct Task {
+    const Experiment* e;
+    const ExperimentTopology* t;
+    std::vector<std::pair<std::string, double>> base;
+    Fit fit;
+  };
+  std::vector<Task> tasks;
+  for (const auto& e : experiments) {
+    if (!e.fit) continue;
+    auto base = base_parameters(e, o.home);
+    for (const auto& t : e.topologies) {
+      Task task{&e, &t, base, {}};
+      // Resolve once now so that bad input stops everything before any simulation.
+      auto req = variant_request(e, t, e.baseline(), Fit{.parameters = scaled_parameters(base, 1.0)}.sets(), o);
+      req.nr_task = fmt::format("{}", e.fit->nr_task);
+      resolve_variant(e, t, e.baseline(), req, "");
+      tasks.push_back(std::move(task));
+    }
+  }
+  auto progress = make_progress(o);
+  std::mutex mu;
+  parallel_for(tasks.size(), host_threads(o.jobs), [&](std::size_t i) {
+    Task& task = tasks[i];
+    const Experiment& e = *task.e;
+    const ExperimentVariant& v = e.baseline();
+    auto simulate = [&](double s) {
+      Fit probe;
+      probe.parameters = scaled_parameters(task.base, s);
+      auto req = variant_request(e, *task.t, v, probe.sets(), o);
+      req.nr_task = fmt::format("{}", e.fit->nr_task);
+      Job job = resolve_variant(e, *task.t, v, req, "");
+      JobResult r = run_job(job, {});
+      double got = metric_value(stdout_stats(job, r), e.fit->metric);
+      std::lock_guard<std::mutex> g(mu);
+      progress(fmt::format("calibrate {} on {}: scale {} -> {} = {} (published {})", e.id, task.t->name, s,
+                           e.fit->metric, got, e.fit->published));
+      return got;
+    };
+    ScaleSearch found = search_scale(e.fit->published, simulate);
+    Fit& f = task.fit;
+    f.experiment = e.id;
+    f.topology = task.t->name;
+    f.scale = found.scale;
+    f.parameters = scaled_parameters(task.base, found.scale);
+    f.variant = v.name;
+    f.kernel = v.kernel;
+    f.metric = e.fit->metric;
+    f.nr_task = e.fit->nr_task;
+    f.published = e.fit->published;
+    f.simulated = found.simulated;
+    f.duration = o.duration.empty() ? e.duration : o.duration;
+    f.warmup = o.warmup.empty() ? e.warmup : o.warmup;
+    f.seed = e.seed;
+    f.simulations = found.simulations;
+    f.converged = found.converged;
+    f.file = fit_path(o.fits, e.id, task.t->name);
+  });
+  std::string text;
+  for (const auto& e : experiments)
+    if (!e.fit) text += fmt::format("{}: no fit (the experiment has none)\n", e.id);
+  for (const auto& task : tasks) {
+    const Fit& f = task.fit;
+    text += fmt::format("{} on {}: scale {} ({} at {} tasks: simulated {} vs published {}, {:+.2f}%, {} simulations{})\n",
+                        f.experiment, f.topology, f.scale, f.metric, f.nr_task, f.simulated, f.published,
+                        (f.simulated / f.published - 1.0) * 100.0, f.simulations,
+                        f.converged ? "" : fmt::format(", NOT within {}%", kFitTolerancePct));
+    for (const auto& [name, value] : f.parameters) text += fmt::format("  {} = {} ns\n", name, value);
+  }
+  std::cout << text;
+  if (o.write)
+    for (const auto& task : tasks) {
+      write_text(task.fit.file, fit_json(task.fit).dump(2) + "\n");
+      std::cout << "wrote " << task.fit.file << "\n";
+    }
+  return 0;
+}
+
+}  // namespace
+
+JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, const ExperimentVariant& v,
+                           const std::vector<std::string>& fit_sets, const ValidateOptions& o) {
+  JobRequest r;
+  r.home = o.home;
+  r.topology = t.name;
+  r.workload = e.workload;
+  r.mode = e.mode;
+  r.nr_task = join_tasks(t.nr_task);
+  r.kernel = v.kernel;
+  r.sheaf_capacity = v.sheaf_capacity;
+  r.patches = v.patches;
+  r.sets = e.sets;
+  r.sets.insert(r.sets.end(), v.sets.begin(), v.sets.end());
+  r.sets.insert(r.sets.end(), fit_sets.begin(), fit_sets.end());
+  r.sets.insert(r.sets.end(), o.sets.begin(), o.sets.end());
+  r.runs = e.runs;
+  r.seed = e.seed;
+  r.duration = o.duration.empty() ? e.duration : o.duration;
+  r.warmup = o.warmup.empty() ? e.warmup : o.warmup;
+  r.interval = o.interval;
+  r.validate = o.slub_validate;
+  r.jobs = 1;
+  return r;
+}
+
+std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, const ValidateOptions& o,
+                                  std::vector<std::vector<std::optional<Fit>>>& fits) {
+  std::vector<VariantRun> runs;
+  fits.assign(experiments.size(), {});
+  for (std::size_t ei = 0; ei < experiments.size(); ++ei) {
+    const Experiment& e = experiments[ei];
+    fits[ei].assign(e.topologies.size(), std::nullopt);
+    for (std::size_t ti = 0; ti < e.topologies.size(); ++ti) {
+      const auto& t = e.topologies[ti];
+      std::vector<std::string> fit_sets;
+      std::string fit_file;
+      if (e.fit) {
+        fits[ei][ti] = load_fit(o.fits, e, t.name);
+        fit_sets = fits[ei][ti]->sets();
+        fit_file = fits[ei][ti]->file;
+      } else if (e.fit_from && !o.calibrate) {
+        // A non-slab time derived once from the calibration set; not an in-sample point here.
+        fits[ei][ti] = load_borrowed_fit(o.fits, e, o.home);
+        fit_sets = fits[ei][ti]->sets();
+        fit_file = fits[ei][ti]->file;
+      }
+      for (const auto& v : e.variants) {
+        if (!v.excluded.empty()) continue;
+        VariantRun run;
+        run.experiment = &e;
+        run.topology = ti;
+        run.variant = &v;
+        run.job = resolve_variant(e, t, v, variant_request(e, t, v, fit_sets, o), fit_file);
+        runs.push_back(std::move(run));
+      }
+    }
+  }
+  return runs;
+}
+
+void run_all(std::vector<VariantRun>& runs, int jobs, const Progress& progress) {
+  struct Unit {
+    std::size_t run, row;
+    int nr_task;
+  };
+  std::vector<Unit> units;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t row = 0; row < runs[i].job.nr_tasks.size(); ++row)
+      units.push_back({i, row, runs[i].job.nr_tasks[row]});
+  // Largest rows first: better packing on the host threads; results go to fixed slots.
+  std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.nr_task > b.nr_task; });
+  std::vector<std::vector<JobResult>> parts(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) parts[i].resize(runs[i].job.nr_tasks.size());
+  std::atomic<std::size_t> done{0};
+  std::mutex mu;
+  parallel_for(units.size(), host_threads(jobs), [&](std::size_t k) {
+    const Unit& u = units[k];
+    const VariantRun& vr = runs[u.run];
+    Job one = vr.job;  // the same job with one row: a row's simulation does not depend on the others
+    one.nr_tasks = {u.nr_task};
+    one.request.jobs = 1;
+    parts[u.run][u.row] = run_job(one, {});
+    std::size_t d = ++done;
+    if (progress) {
+      std::lock_guard<std::mutex> g(mu);
+      const auto& r = parts[u.run][u.row];
+      progress(fmt::format("[{}/{}] {} {} {} nr_task={}: {} ops/s, {:.2f} s", d, units.size(), vr.experiment->id,
+                           vr.experiment->topologies[vr.topology].name, vr.variant->name, u.nr_task,
+                           r.runs[0][0][0].ops_per_sec, r.wall_total));
+    }
+  });
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    VariantRun& vr = runs[i];
+    const int nruns = vr.job.request.runs;
+    vr.result = JobResult{};
+    vr.result.runs.assign(1, std::vector<std::vector<RunResult>>(nruns, std::vector<RunResult>(vr.job.nr_tasks.size())));
+    vr.result.wall_seconds.assign(1, 0.0);
+    for (std::size_t row = 0; row < vr.job.nr_tasks.size(); ++row) {
+      for (int r = 0; r < nruns; ++r) vr.result.runs[0][r][row] = std::move(parts[i][row].runs[0][r][0]);
+      vr.result.wall_seconds[0] += parts[i][row].wall_seconds[0];
+    }
+    vr.result.wall_total = vr.result.wall_seconds[0];
+    vr.stats = stdout_stats(vr.job, vr.result);
+  }
+}
+
+double metric_value(const json& stats, const std::string& metric) {
+  auto it = stats.find(metric);
+  if (it == stats.end() || !it->is_number()) return 0.0;
+  return it->get<double>();
+}
+
+ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantRun>& runs,
+                                 const std::vector<std::optional<Fit>>& fits) {
+  ExperimentScore s;
+  s.experiment = &e;
+  for (std::size_t ti = 0; ti < e.topologies.size(); ++ti) {
+    const auto& topo = e.topologies[ti];
+    auto stats_of = [&](const std::string& name) -> const json* {
+      for (const auto& r : runs)
+        if (r.experiment == &e && r.topology == ti && r.variant->name == name) return &r.stats;
+      return nullptr;
+    };
+    TopologyScore t;
+    t.topology = topo.name;
+    t.note = topo.note;
+    t.nr_task = topo.nr_task;
+    for (const auto& cell : e.cells) {
+      if (!cell.excluded.empty()) {
+        t.cells.push_back(excluded_cell(cell));
+        continue;
+      }
+      const json* b = stats_of(cell.baseline);
+      const json* x = stats_of(cell.test);
+      if (!b || !x) throw std::logic_error("a scored cell's variant was not run");
+      if (!b->contains(cell.metric) && !x->contains(cell.metric))
+        throw ConfigError(e.file, cell.field + ".metric",
+                          fmt::format("'{}' is in neither variant's stats.json ({}, {}) on topology '{}'", cell.metric,
+                                      cell.baseline, cell.test, topo.name));
+      t.cells.push_back(score_cell(cell, metric_value(*b, cell.metric), metric_value(*x, cell.metric)));
+    }
+    // A profiled or counted state: its stats, whether it may calibrate (seed checks are never
+    // fitted on, baselines included: VALIDATION.md), whether its task count runs here.
+    struct State {
+      const json* stats;
+      bool fitted, row_here;
+    };
+    auto state = [&](const std::string& variant, int nr_task) {
+      const json* st = stats_of(variant);
+      if (!st) throw std::logic_error("a profiled or counted variant was not run");
+      return State{st, e.variant(variant)->baseline && e.calibration_set,
+                   std::find(topo.nr_task.begin(), topo.nr_task.end(), nr_task) != topo.nr_task.end()};
+    };
+    for (const auto& prof : e.profiles) {
+      const auto [st, fitted, row_here] = state(prof.variant, prof.nr_task);
+      ProfileScore ps;
+      ps.profile = &prof;
+      ps.fitted = fitted;
+      for (const auto& r : prof.rows) {
+        ProfileRowScore rs;
+        rs.row = &r;
+        if (row_here) rs.simulated = profile_share(*st, prof.nr_task, r);
+        ps.rows.push_back(rs);
+      }
+      t.profiles.push_back(std::move(ps));
+    }
+    for (const auto& ctr : e.counters) {
+      const auto [st, fitted, row_here] = state(ctr.variant, ctr.nr_task);
+      CounterScore cs;
+      cs.counter = &ctr;
+      cs.fitted = fitted;
+      if (row_here) {
+        // The key is one the model reports (checked when the file is read); lkp drops a key that
+        // is zero in every run, so an absent key is 0.
+        auto it = st->find(ctr.stats_key());
+        if (it != st->end() && !it->is_number())
+          throw std::logic_error("a counter key in stats.json is not a number: " + ctr.stats_key());
+        cs.simulated = it == st->end() ? 0.0 : it->get<double>();
+      }
+      t.counters.push_back(cs);
+    }
+    if (e.fit_from && ti < fits.size() && fits[ti])
+      t.borrowed = fmt::format("non-slab time borrowed from the calibration fit {} (scale {}, fitted on {} {} at {} tasks): {}",
+                               fs::path(fits[ti]->file).filename().string(), fits[ti]->scale, fits[ti]->experiment,
+                               fits[ti]->variant, fits[ti]->nr_task, e.fit_from->note);
+    if (e.fit && ti < fits.size() && fits[ti]) {
+      const json* b = stats_of(e.fit->variant);
+      if (!b->contains(e.fit->metric))
+        throw ConfigError(e.file, "fit.metric", fmt::format("'{}' is not in the stats.json of {} on topology '{}'",
+                                                            e.fit->metric, e.fit->variant, topo.name));
+      FitPoint f;
+      f.variant = e.fit->variant;
+      f.metric = e.fit->metric;
+      f.nr_task = e.fit->nr_task;
+      f.published = e.fit->published;
+      f.simulated = metric_value(*b, e.fit->metric);
+      f.scale = fits[ti]->scale;
+      f.fit_file = fs::path(fits[ti]->file).filename().string();
+      t.fit = f;
+    }
+    s.topologies.push_back(std::move(t));
+  }
+  finish(s);
+  return s;
+}
+
+int validate_command(const ValidateOptions& o) {
+  auto experiments = load_experiments(o.experiments, o.only);
+  if (o.calibrate) return calibrate_command(experiments, o);
+  std::vector<std::vector<std::optional<Fit>>> fits;
+  auto runs = plan_runs(experiments, o, fits);
+  run_all(runs, o.jobs, make_progress(o));
+  std::vector<ExperimentScore> scores;
+  for (std::size_t ei = 0; ei < experiments.size(); ++ei)
+    scores.push_back(score_experiment(experiments[ei], runs, fits[ei]));
+  Scoreboard board = make_scoreboard(std::move(scores));
+  board.sets = o.sets;
+  // Everything is serialised before anything is written.
+  std::string text = scoreboard_text(board);
+  std::string md = scoreboard_markdown(board);
+  std::string js = scoreboard_json(board).dump(2) + "\n";
+  std::cout << text;
+  if (!o.write) return 0;
+  for (const auto& r : runs) {
+    fs::path dir = fs::path(o.out) / r.experiment->id / r.experiment->topologies[r.topology].name / r.variant->name;
+    write_results(dir.string(), r.job, r.result);
+  }
+  write_text(fs::path(o.out) / "scoreboard.md", md);
+  write_text(fs::path(o.out) / "scoreboard.json", js);
+  std::cout << fmt::format("wrote {}/scoreboard.md, scoreboard.json and {} result directories\n", o.out, runs.size());
+  return 0;
+}
+
+int experiment_table_command(const std::string& experiment_file, const ValidateOptions& o) {
+  std::vector<Experiment> experiments{load_experiment(experiment_file)};
+  const Experiment& e = experiments[0];
+  std::vector<std::vector<std::optional<Fit>>> fits;
+  auto runs = plan_runs(experiments, o, fits);
+  run_all(runs, o.jobs, make_progress(o));
+  ExperimentScore score = score_experiment(e, runs, fits[0]);
+  TableSettings settings;
+  settings.duration = o.duration.empty() ? e.duration : o.duration;
+  settings.warmup = o.warmup.empty() ? e.warmup : o.warmup;
+  settings.shortened = settings.duration != e.duration || settings.warmup != e.warmup;
+  for (std::size_t ti = 0; ti < e.topologies.size(); ++ti) {
+    std::vector<json> stats(e.variants.size(), json(nullptr));
+    for (const auto& r : runs)
+      if (r.topology == ti)
+        for (std::size_t vi = 0; vi < e.variants.size(); ++vi)
+          if (&e.variants[vi] == r.variant) stats[vi] = r.stats;
+    std::cout << experiment_table(e, score.topologies[ti], stats, settings);
+    if (ti + 1 < e.topologies.size()) std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace slubsim

@@ -1,0 +1,74 @@
+// `slubsim validate`: run every experiment's variants on every topology, write their lkp
+// results, and score the published cells (VALIDATION.md); `--calibrate` fits instead.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/validate/experiment.h"
+#include "sim/validate/fit.h"
+#include "sim/run/job.h"
+#include "sim/validate/score.h"
+
+namespace slubsim {
+
+struct ValidateOptions {
+  std::string experiments;  // DIR or FILE
+  std::string only;
+  std::string out = "results";
+  std::string fits;  // configs/fits
+  std::string home;
+  int jobs = 0;  // host threads, 0 = one per host CPU
+  bool calibrate = false;
+  bool write = true;
+  bool quiet = false;
+  // SLUB validation mode in every simulation (run --validate): checks only, results unchanged.
+  bool slub_validate = false;
+  // Replace every experiment's duration / warmup (the default main job's short form); "" = keep.
+  std::string duration, warmup;
+  // The interval series in every run (run --interval); "" = none.
+  std::string interval;
+  // --set KEY=VALUE for every simulation, after the experiment's and variant's own sets and the
+  // fit (a what-if on the whole scoreboard); the scoreboard says so at its top.
+  std::vector<std::string> sets;
+};
+
+using Progress = std::function<void(const std::string&)>;
+
+// One simulated variant of an experiment on one topology.
+struct VariantRun {
+  const Experiment* experiment = nullptr;
+  std::size_t topology = 0;  // index into experiment->topologies
+  const ExperimentVariant* variant = nullptr;
+  Job job;
+  JobResult result;
+  json stats;  // what stats.json holds
+};
+
+// The job request of a variant: the experiment's workload, rows and settings, the variant's
+// kernel, patches, capacity and sets, then the fit's parameters.
+JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, const ExperimentVariant& v,
+                           const std::vector<std::string>& fit_sets, const ValidateOptions& o);
+
+// Resolve every non-excluded variant of every experiment on every topology (reading fits unless
+// calibrating). Throws ConfigError naming the experiment file on bad input; runs nothing.
+std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, const ValidateOptions& o,
+                                  std::vector<std::vector<std::optional<Fit>>>& fits);
+
+// Run the jobs: every (job, row) is one unit on `jobs` host threads. Output is independent of jobs.
+void run_all(std::vector<VariantRun>& runs, int jobs, const Progress& progress);
+
+// Score one experiment from its runs (those of `runs` whose experiment is e).
+ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantRun>& runs,
+                                 const std::vector<std::optional<Fit>>& fits);
+
+// The metric of a variant's stats: a missing key is 0 (lkp drops keys that are 0 in every run).
+double metric_value(const json& stats, const std::string& metric);
+
+// `slubsim validate` and `slubsim validate --calibrate`: the whole command; returns the exit code.
+int validate_command(const ValidateOptions& o);
+
+// The default main job: one experiment (its fit applied), printed as simulated vs published.
+int experiment_table_command(const std::string& experiment_file, const ValidateOptions& o);
+
+}  // namespace slubsim
