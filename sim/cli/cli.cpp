@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sstream>
 
 #include "sim/config/config.h"
@@ -41,15 +42,14 @@ void refuse_placeholders(const std::vector<std::string>& args) {
 
 namespace {
 
-po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,
-                                    bool& quiet) {
-  po::options_description d("Options of 'slubsim run'");
+// The options that describe a job, shared by run and sweep (a sweep takes lists for --topology and
+// --workload).
+void add_job_options(po::options_description& d, JobRequest& r) {
   d.add_options()
-      ("help,h", "this text")
       ("topology", po::value(&r.topology)->default_value(r.topology),
-       "machine: a preset NAME (configs/topologies/NAME.json) or a FILE; e.g. --topology small-2s-8c")
+       "machine: a preset NAME (configs/topologies/NAME.json) or a FILE (a sweep takes a list, one job each); e.g. --topology small-2s-8c")
       ("workload", po::value(&r.workload)->default_value(r.workload),
-       "program each task runs: NAME (workloads/NAME.json) or FILE, or a trace to replay: trace:FILE (slubsim's format) or ftrace:FILE (ftrace / trace-cmd report text of the kmem events); e.g. --workload rwsem-standin or --workload ftrace:workloads/traces/sample-ftrace.txt")
+       "program each task runs (a sweep takes a list, one job each): NAME (workloads/NAME.json) or FILE, or a trace to replay: trace:FILE (slubsim's format) or ftrace:FILE (ftrace / trace-cmd report text of the kmem events); e.g. --workload rwsem-standin or --workload ftrace:workloads/traces/sample-ftrace.txt")
       ("trace-map", po::value(&r.trace_map)->default_value(r.trace_map),
        "how a trace's C CPUs become the tasks: replicated (task j replays trace CPU j mod C, each group of C tasks with its own objects) or mapped (trace CPU i on task i mod N; N must not exceed C); e.g. --trace-map mapped")
       ("trace-speed", po::value(&r.trace_speed)->default_value(r.trace_speed),
@@ -61,17 +61,17 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& resum
       ("kernel", po::value(&r.kernel)->default_value(r.kernel),
        "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0")
       ("sheaf-capacity", po::value(&r.sheaf_capacity),
-       "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep; e.g. --sheaf-capacity maple_node=64 or 32,64,128")
+       "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep, ';' joins settings of several caches; e.g. --sheaf-capacity maple_node=64 or 32,64,128 or 'maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32'")
       ("set", po::value(&r.sets)->composing(),
        "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1")
       ("patch", po::value(&r.patches)->composing(),
        "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf")
       ("costs", po::value(&r.costs)->default_value(r.costs),
-       "cost model: NAME (configs/costs/NAME.json) or FILE")
+       "cost model: NAME (configs/costs/NAME.json) or FILE; e.g. --costs default")
       ("caches", po::value(&r.caches)->default_value(r.caches),
-       "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104")
+       "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104; e.g. --caches default")
       ("validate", po::bool_switch(&r.validate),
-       "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run")
+       "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run; e.g. --validate")
       ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
       ("seed", po::value<std::string>()->default_value(std::to_string(r.seed))->notifier([&r](const std::string& s) {
          r.seed = parse_seed(s);
@@ -83,47 +83,107 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& resum
        "simulated warm-up before the window (0 for none); one shorter than RCU needs to settle (three grace periods) draws a warning; e.g. --warmup 40ms")
       ("interval", po::value(&r.interval),
        "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys; is the window steady?); e.g. --interval 4ms")
+      ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
+      ("home", po::value(&r.home)->default_value(r.home),
+       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME); e.g. --home /opt/slubsim");
+}
+
+po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,
+                                    bool& quiet) {
+  po::options_description d("Options of 'slubsim run'");
+  d.add_options()("help,h", "this text");
+  add_job_options(d, r);
+  d.add_options()
       ("out", po::value(&out),
        "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several), each finished point to DIR/points at once, and DIR/index.json; Ctrl-C stops after the points in flight; e.g. --out results/run1")
       ("resume", po::bool_switch(&resume),
        "finish the interrupted job in --out DIR: the same options and inputs, only the missing points run; e.g. --out results/run1 --resume")
-      ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
       ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
       ("why", po::bool_switch(&why),
        "after the table, where each row's task time goes, like perf report: non-slab work, slab fast and slow path, RCU callbacks, spinning per lock and node, idle (implies --table; the why.* keys are in the JSON anyway)")
-      ("quiet", po::bool_switch(&quiet), "no progress lines on stderr")
-      ("home", po::value(&r.home)->default_value(r.home),
-       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
+      ("quiet", po::bool_switch(&quiet), "no progress lines on stderr");
   return d;
 }
 
-}  // namespace
+po::options_description sweep_options(JobRequest& r, SweepCommand& c) {
+  po::options_description d("Options of 'slubsim sweep' (after an optional sweep FILE; an option given here replaces the file's field, and --set and --patch add to the file's)");
+  d.add_options()("help,h", "this text");
+  add_job_options(d, r);
+  d.add_options()
+      ("out", po::value(&c.out),
+       "where this process writes: DIR/sweep.json and one folder per topology (per topology/workload with several workloads) holding what 'run --out' writes; rerunning the same sweep over DIR runs only the points not on disk; e.g. --out results/capsweep")
+      ("plan", po::value(&c.plan),
+       "write the sweep's points (stable ids, in order, each with the 'slubsim run' arguments that simulate it alone) to FILE ('-' for stdout) and run nothing; e.g. --plan plan.json")
+      ("shard", po::value(&c.shard),
+       "run only shard K of N: the plan's points K, K+N, K+2N, ...; 'auto' takes K and N from a Slurm job array (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1, SLURM_ARRAY_TASK_COUNT), 'auto/N' takes K from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX + 1); each shard needs its own --out, joined by 'slubsim merge'; e.g. --shard 3/16 or --shard auto")
+      ("quiet", po::bool_switch(&c.quiet), "no progress line on stderr; e.g. --quiet");
+  return d;
+}
 
-RunCommand parse_run_command(std::vector<std::string> args, const std::string& home) {
-  // "--patch -NAME" would read as an option: glue the value on.
+// "--patch -NAME" would read as an option: glue the value on.
+void glue_patch_values(std::vector<std::string>& args) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == "--patch" && !args[i + 1].empty() && args[i + 1][0] == '-') {
       args[i] = "--patch=" + args[i + 1];
       args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     }
-  refuse_placeholders(args);
-  RunCommand c;
-  c.request.home = home;
-  auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet);
+}
+
+// Parse ARGS against DESC; returns whether --help was given (and fills help_text).
+bool parse_options(const std::vector<std::string>& args, const po::options_description& desc, const char* command,
+                   std::string& help_text) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw ConfigError("command line", "", fmt::format("{}\n(see slubsim run --help)", e.what()));
+    throw ConfigError("command line", "", fmt::format("{}\n(see slubsim {} --help)", e.what(), command));
   }
+  if (vm.count("help") == 0) return false;
+  std::ostringstream os;
+  os << desc;
+  help_text = os.str();
+  return true;
+}
+
+}  // namespace
+
+RunCommand parse_run_command(std::vector<std::string> args, const std::string& home) {
+  glue_patch_values(args);
+  refuse_placeholders(args);
+  RunCommand c;
+  c.request.home = home;
+  auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet);
+  c.help = parse_options(args, desc, "run", c.help_text);
   if (c.why) c.table = true;
-  c.help = vm.count("help") > 0;
-  if (c.help) {
-    std::ostringstream os;
-    os << desc;
-    c.help_text = os.str();
+  return c;
+}
+
+SweepCommand parse_sweep_command(std::vector<std::string> args, const std::string& home) {
+  glue_patch_values(args);
+  refuse_placeholders(args);
+  SweepCommand c;
+  JobRequest& r = c.request.base;
+  r.home = home;
+  c.request.topologies = {r.topology};
+  c.request.workloads = {r.workload};
+  // The sweep file first (its fields are the options' defaults), then the options.
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+    c.file = args[0];
+    args.erase(args.begin());
+    read_sweep_file(c.file, c.request);
   }
+  r.topology = fmt::format("{}", fmt::join(c.request.topologies, ","));
+  r.workload = fmt::format("{}", fmt::join(c.request.workloads, ","));
+  const std::vector<std::string> file_sets = std::move(r.sets), file_patches = std::move(r.patches);
+  r.sets.clear();
+  r.patches.clear();
+  auto desc = sweep_options(r, c);
+  c.help = parse_options(args, desc, "sweep", c.help_text);
+  r.sets.insert(r.sets.begin(), file_sets.begin(), file_sets.end());
+  r.patches.insert(r.patches.begin(), file_patches.begin(), file_patches.end());
+  c.request.topologies = split_list(r.topology);
+  c.request.workloads = split_list(r.workload);
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/run/job.h"
+#include "sim/sweep/sweep.h"
 
 namespace slubsim {
 
@@ -15,6 +16,18 @@ struct RunCommand {
   bool help = false;
   std::string help_text;  // the options' descriptions, for --help
 };
+
+struct SweepCommand {
+  std::string file;  // the sweep FILE, "" = options only
+  SweepRequest request;
+  std::string out, plan, shard;  // --out, --plan, --shard ("" = not given)
+  bool quiet = false;
+  bool help = false;
+  std::string help_text;
+};
+
+// Parses `slubsim sweep` ARGS: an optional sweep FILE first, then options over it.
+SweepCommand parse_sweep_command(std::vector<std::string> args, const std::string& home);
 
 // Parses `slubsim run` ARGS (without "run"); home is the default --home. Every problem is a
 // ConfigError("command line", option, message).

@@ -3,6 +3,8 @@
 //   slubsim                    the default main job: experiment T01, simulated vs published
 //   slubsim run [OPTIONS]      a job; lkp JSON to stdout, or to --out DIR
 //   slubsim validate [OPTIONS] run the experiments and score them against the published tables
+//   slubsim sweep [FILE] [OPTIONS]  many jobs, on one host or in shards (a Slurm job array)
+//   slubsim merge DIR... --out DIR  join a sweep's shards
 //   slubsim --help
 #include <boost/program_options.hpp>
 #include <atomic>
@@ -15,11 +17,14 @@
 #include <vector>
 
 #include "sim/cli/cli.h"
+#include <cstdlib>
 #include "sim/config/config.h"
 #include "sim/run/job.h"
 #include "sim/run/point_store.h"
 #include "sim/run/report.h"
 #include "sim/config/trace_import.h"
+#include "sim/sweep/merge.h"
+#include "sim/sweep/sweep.h"
 #include "sim/validate/validate.h"
 #include "sim/run/why.h"
 
@@ -62,6 +67,9 @@ Usage:
   slubsim run [OPTIONS]       run a job; lkp-format stats JSON to stdout, or files to --out DIR
   slubsim validate [OPTIONS]  run every experiment (configs/experiments) and score it against the published
                               tables: scoreboard to stdout, OUT/scoreboard.{md,json}; --calibrate fits
+  slubsim sweep [FILE] [OPTIONS]  a sweep: topologies x workloads x kernels x capacities x task counts x runs,
+                              on this host or as shard K/N of a cluster job array ('slubsim sweep --help')
+  slubsim merge DIR... --out DIR  join a sweep's shards into one tree, identical to a local sweep's
   slubsim --help
 
 Examples:
@@ -71,6 +79,46 @@ Examples:
   slubsim run --topology amd-turin-2s-512t --workload ftrace:workloads/traces/sample-ftrace.txt --nr-task 2,64,512
   slubsim validate --only t01-hao-li-mmap2 --out results/validate
   slubsim validate --calibrate --only t05-lkp-brk1-spr192
+  slubsim sweep configs/sweeps/capacity-small.json --out results/capsweep --jobs 2
+)";
+
+const char* kSweepUsage = R"(slubsim sweep: many jobs described once, run here or split into shards over a cluster
+
+Usage:
+  slubsim sweep [FILE] [OPTIONS] --out DIR     run the sweep (the points not already in DIR)
+  slubsim sweep [FILE] [OPTIONS] --plan FILE   list its points and run nothing (with --out too: list, then run)
+  slubsim sweep [FILE] [OPTIONS] --shard K/N --out DIR_K   run shard K of N; then 'slubsim merge DIR_1 ... --out DIR'
+
+A sweep is the 'run' options with lists for --topology and --workload: every topology x workload is a job, and
+each job multiplies kernels x sheaf capacities (variants) x task counts x runs, as 'run' does. FILE holds the same
+fields as JSON (docs/sweep-format.md); an option on the command line replaces the file's field. The points have
+a fixed order (--plan); shard K of N runs points K, K+N, K+2N, ... A point's result does not depend on which
+host, shard or thread ran it, so a merged tree is byte-identical to a local sweep's (host.json files aside).
+SIGINT or SIGTERM (Slurm's time limit, scancel) stops after the points in flight; the same command again
+finishes the rest.
+
+Examples:
+  slubsim sweep configs/sweeps/capacity-small.json --out results/capsweep --jobs 2
+  slubsim sweep --topology small-2s-8c,amd-epyc-2s-192c-4n --workload mmap2 --kernel v6.18,v7.0 \
+      --sheaf-capacity maple_node=16,32,64 --nr-task 1,50%,100% --runs 3 --out results/maple
+  slubsim sweep configs/sweeps/capacity-small.json --plan - | head
+  slubsim sweep configs/sweeps/capacity-small.json --shard auto --out $OUT/shards/$SLURM_ARRAY_TASK_ID
+  sbatch tools/slurm/sweep.sbatch ...   (tools/slurm/submit.sh submits the array and the merge)
+)";
+
+const char* kMergeUsage = R"(slubsim merge: join a sweep's shard directories into one tree
+
+Usage:
+  slubsim merge DIR... --out DIR [--home DIR] [--quiet]
+
+Every DIR must hold the same sweep made from the same inputs (checked against this host's configs). Each
+finished point is copied once; every variant whose points are all present gets its stats.json, matrix.json and
+host.json. Exit 0 when the merged sweep is complete, 1 when points are missing (they are listed; rerun their
+shards and merge again), 2 for bad input.
+
+Examples:
+  slubsim merge results/capsweep/shards/* --out results/capsweep
+  slubsim merge shard-a shard-b --out merged --home /opt/slubsim
 )";
 
 // The default main job: this experiment, with its fit applied.
@@ -128,6 +176,98 @@ int run(std::vector<std::string> args) {
   else if (out.empty())
     std::cout << stdout_stats(job, result).dump(2) << "\n";
   if (why) std::cout << "\n" << format_why(job, result);
+  return 0;
+}
+
+int sweep(std::vector<std::string> args) {
+  SweepCommand cmd = parse_sweep_command(std::move(args), default_home());
+  if (cmd.help) {
+    std::cout << kSweepUsage << "\n" << cmd.help_text << "\n";
+    return 0;
+  }
+  if (cmd.out.empty() && cmd.plan.empty())
+    throw ConfigError("command line", "--out", "a sweep needs --out DIR to run (or --plan FILE to list its points)");
+  const int jobs = cmd.request.base.jobs;
+  if (jobs < 0 || jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  Shard shard;
+  if (!cmd.shard.empty()) shard = parse_shard(cmd.shard, [](const char* name) { return std::getenv(name); });
+  const Sweep s = resolve_sweep(cmd.request);
+  std::vector<std::string> warned;
+  for (const auto& j : s.jobs)
+    for (const auto& w : window_warnings(j.job))
+      if (std::find(warned.begin(), warned.end(), w) == warned.end()) {
+        std::cerr << "slubsim: warning: " << w << "\n";
+        warned.push_back(w);
+      }
+  if (!cmd.plan.empty()) {
+    const std::string text = sweep_plan(s).dump(1) + "\n";
+    if (cmd.plan == "-")
+      std::cout << text;
+    else
+      write_file_atomically(cmd.plan, text);
+    if (!cmd.quiet && cmd.plan != "-")
+      std::cerr << fmt::format("slubsim: {} points in {} jobs: plan in {}\n", s.points.size(), s.jobs.size(), cmd.plan);
+    if (cmd.out.empty()) return 0;
+  }
+  install_stop_handlers();
+  const SweepOutcome o = run_sweep(s, cmd.out, shard, jobs, cmd.quiet, &g_stop);
+  const std::string which = shard.n > 1 ? fmt::format("shard {}", shard.text()) : std::string("sweep");
+  if (!o.complete) {
+    std::cerr << fmt::format("slubsim: interrupted: {} of the {}'s {} points are in {}; the same command again "
+                             "finishes it\n",
+                             o.points_done, which, o.points_total, cmd.out);
+    return 128 + static_cast<int>(g_signal);
+  }
+  if (!cmd.quiet) {
+    std::cerr << fmt::format("slubsim: {}: {} points in {} ({} were on disk)\n", which, o.points_total, cmd.out,
+                             o.points_loaded);
+    if (shard.n > 1) std::cerr << "slubsim: join the shards with: slubsim merge SHARD_DIR... --out DIR\n";
+  }
+  return 0;
+}
+
+int merge(std::vector<std::string> args) {
+  refuse_placeholders(args);
+  std::vector<std::string> dirs;
+  std::string out, home = default_home();
+  bool quiet = false;
+  po::options_description d("Options of 'slubsim merge'");
+  d.add_options()
+      ("help,h", "this text")
+      ("dir", po::value(&dirs)->composing(), "a shard's output directory (positional, repeatable); e.g. shards/1 shards/2")
+      ("out", po::value(&out), "the merged tree (may be one of the DIRs); e.g. --out results/capsweep")
+      ("home", po::value(&home)->default_value(home),
+       "where configs/ and workloads/ live, to resolve the sweep again and check its inputs; e.g. --home /opt/slubsim")
+      ("quiet", po::bool_switch(&quiet), "no summary on stderr; e.g. --quiet");
+  po::positional_options_description pos;
+  pos.add("dir", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw ConfigError("command line", "", fmt::format("{}\n(see slubsim merge --help)", e.what()));
+  }
+  if (vm.count("help")) {
+    std::cout << kMergeUsage << "\n" << d << "\n";
+    return 0;
+  }
+  if (out.empty()) throw ConfigError("command line", "--out", "merge needs --out DIR");
+  if (dirs.empty()) throw ConfigError("command line", "DIR", "merge needs at least one shard directory");
+  const MergeOutcome o = merge_sweeps(dirs, out, home);
+  if (!o.missing.empty()) {
+    std::string ids;
+    for (const auto& id : o.missing) ids += "\n  " + id;
+    std::cerr << fmt::format("slubsim: merge: {} of {} points are missing ({} of {} variants complete); the first:{}\n"
+                             "rerun the shards that hold them (the same 'slubsim sweep ... --shard K/N --out DIR') "
+                             "and merge again\n",
+                             o.points_total - o.points_present, o.points_total, o.variants_complete,
+                             o.variants_total, ids);
+    return 1;
+  }
+  if (!quiet)
+    std::cerr << fmt::format("slubsim: merge: {} points, {} variants, from {} directories into {}\n", o.points_total,
+                             o.variants_total, dirs.size(), out);
   return 0;
 }
 
@@ -225,6 +365,8 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "run") return run({args.begin() + 1, args.end()});
     if (args[0] == "validate") return validate({args.begin() + 1, args.end()});
+    if (args[0] == "sweep") return sweep({args.begin() + 1, args.end()});
+    if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'\n{}", args[0], kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {

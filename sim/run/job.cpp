@@ -57,6 +57,18 @@ std::string resolve_config(const std::string& home, const std::string& dir,
   return p.string();
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::vector<int> parse_nr_task(const std::string& text, int nr_cpus) {
   std::vector<int> out;
   std::size_t start = 0;
@@ -86,7 +98,14 @@ std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
   // "64" or "32,64,128": every sheaf cache, one setting per value (a sweep).
   // "maple_node=64" or "maple_node=32,64,128": one cache, one setting per value (a sweep).
   // "maple_node=64,vm_area_struct=32": several caches in one setting.
+  // "maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32": settings joined by ';',
+  // each read as above (a sweep of several caches together).
   if (text.empty()) return {CapacitySetting{}};
+  if (const auto semi = text.find(';'); semi != std::string::npos) {
+    auto out = parse_sheaf_capacity(text.substr(0, semi));
+    for (auto& c : parse_sheaf_capacity(text.substr(semi + 1))) out.push_back(std::move(c));
+    return out;
+  }
   struct Item {
     std::string cache;
     int value;
@@ -148,18 +167,6 @@ json load_with_overrides(const std::string& file, const std::vector<Override>& o
   json doc = load_json_file(file);
   apply_overrides(doc, overrides, domain);
   return doc;
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
 }
 
 // --workload trace:FILE / ftrace:FILE: the trace, how it maps onto tasks, and a program that
@@ -336,7 +343,7 @@ Job resolve_job(const JobRequest& req) {
                           fmt::format("cache '{}' is not in {}", cache, caches_file));
     }
     for (const auto& cap : capacities) {
-      Variant v{k, cap, k.name};
+      Variant v{k, cap, k.name, kname};
       if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
       const StateEstimate st = estimate_state(job, v);
       if (st.total() > kMaxStateBytes)
@@ -348,19 +355,50 @@ Job resolve_job(const JobRequest& req) {
                                       v.label, job.machine.name, st.total() / kGiB, st.cpus / kGiB,
                                       job.machine.nr_cpus, st.nodes / kGiB, job.machine.nr_nodes, st.pages / kGiB,
                                       kMaxStateBytes / kGiB));
+      for (const auto& other : job.variants)
+        if (other.label == v.label)
+          throw ConfigError("command line", "--kernel/--sheaf-capacity",
+                            fmt::format("variant {} is given twice", v.label));
       job.variants.push_back(v);
     }
   }
   return job;
 }
 
-JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
-                  const RunControl& control) {
+std::vector<PointKey> job_points(const Job& job) {
   std::vector<PointKey> units;
   for (std::size_t v = 0; v < job.variants.size(); ++v)
     for (int r = 0; r < job.request.runs; ++r)
       for (std::size_t row = 0; row < job.nr_tasks.size(); ++row)
         units.push_back({v, static_cast<std::size_t>(r), row});
+  return units;
+}
+
+RunResult simulate_point(const Job& job, const PointKey& u) {
+  RunSpec spec;
+  spec.machine = &job.machine;
+  spec.costs = &job.costs;
+  spec.program = &job.program;
+  spec.kernel = &job.variants[u.variant].kernel;
+  spec.mode = job.mode;
+  spec.nr_task = job.nr_tasks[u.row];
+  // Each run of a job has its own seed; rows and variants of one run share it.
+  spec.seed = job.request.seed + u.run;
+  spec.warmup = job.warmup;
+  spec.duration = job.duration;
+  spec.interval = job.interval;
+  spec.caches = &job.caches;
+  spec.capacity = &job.variants[u.variant].capacity.per_cache;
+  spec.slub_costs = &job.slub_costs;
+  spec.validate = job.request.validate;
+  spec.trace = job.trace.get();
+  spec.replay = job.replay;
+  return simulate(spec);
+}
+
+JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
+                  const RunControl& control) {
+  const std::vector<PointKey> units = job_points(job);
 
   JobResult out;
   out.runs.assign(job.variants.size(),
@@ -408,28 +446,10 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
         }
       }
       const PointKey& u = todo[i];
-      RunSpec spec;
-      spec.machine = &job.machine;
-      spec.costs = &job.costs;
-      spec.program = &job.program;
-      spec.kernel = &job.variants[u.variant].kernel;
-      spec.mode = job.mode;
-      spec.nr_task = job.nr_tasks[u.row];
-      // Each run of a job has its own seed; rows and variants of one run share it.
-      spec.seed = job.request.seed + u.run;
-      spec.warmup = job.warmup;
-      spec.duration = job.duration;
-      spec.interval = job.interval;
-      spec.caches = &job.caches;
-      spec.capacity = &job.variants[u.variant].capacity.per_cache;
-      spec.slub_costs = &job.slub_costs;
-      spec.validate = job.request.validate;
-      spec.trace = job.trace.get();
-      spec.replay = job.replay;
       auto s0 = std::chrono::steady_clock::now();
       RunResult r;
       try {
-        r = simulate(spec);
+        r = simulate_point(job, u);
       } catch (...) {
         std::lock_guard<std::mutex> g(mu);
         if (!error) error = std::current_exception();
@@ -448,7 +468,7 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
       if (progress) {
         const auto& res = out.runs[u.variant][u.run][u.row];
         progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", out.points_done, units.size(),
-                             job.variants[u.variant].label, spec.nr_task, u.run + 1, res.ops_per_sec, wall));
+                             job.variants[u.variant].label, job.nr_tasks[u.row], u.run + 1, res.ops_per_sec, wall));
       }
     }
   };

@@ -56,6 +56,7 @@ struct Variant {
   Kernel kernel;
   CapacitySetting capacity;
   std::string label;  // kernel, plus the capacity when one is set
+  std::string kernel_arg;  // the --kernel item it came from (a preset name or a file)
 };
 
 struct Job {
@@ -130,11 +131,18 @@ struct RunControl {
   const std::atomic<bool>* stop = nullptr;
 };
 
+// The job's points in their canonical order: variant, then run, then row.
+std::vector<PointKey> job_points(const Job& job);
+// One point's simulation. It depends on the job's inputs, the variant, the task count and the
+// run's seed (request.seed + run), not on the job's other rows, variants or runs.
+RunResult simulate_point(const Job& job, const PointKey& k);
+
 // Run every simulation of the job on `jobs` host threads. Output is independent of `jobs`.
 JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
                   const RunControl& control = {});
 
 // Parsing helpers, exposed for tests.
+std::vector<std::string> split_list(const std::string& text);  // "a,b" -> {"a", "b"}
 std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);
 std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text);
 

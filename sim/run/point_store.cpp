@@ -13,7 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFormat = 1;  // the store's layout version: a store of another version is refused
+constexpr int kFormat = 2;  // the store's layout version: a store of another version is refused
+// 2 (2026-12-01): host seconds left the index for points/host.json, so that an index is a
+// deterministic function of the job and its finished points
 
 // --- the RunResult codec ---------------------------------------------------------------------
 // One list of (name, member) per struct, walked both ways, so that writing and reading cannot
@@ -331,15 +333,6 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-namespace {
-
-json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), p.string());
-}
-
 // The first difference between two descriptions, for the refusal message.
 std::string first_difference(const json& was, const json& now) {
   for (auto it = now.begin(); it != now.end(); ++it) {
@@ -353,6 +346,16 @@ std::string first_difference(const json& was, const json& now) {
   for (auto it = was.begin(); it != was.end(); ++it)
     if (!now.contains(it.key())) return fmt::format("'{}' is gone", it.key());
   return "";
+}
+
+
+namespace {
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), p.string());
 }
 
 }  // namespace
@@ -376,17 +379,35 @@ PointStore::PointStore(std::string dir, const Job& job, bool resume)
                       fmt::format("--resume of a different job ({}): give the same options and inputs, or "
                                   "another --out",
                                   first_difference(doc["job"], description_)));
+  // Host seconds are for reports only: a missing or damaged host file costs them, not the points.
+  json host = json::object();
+  const fs::path hf = fs::path(dir_) / "points" / "host.json";
+  if (fs::exists(hf)) {
+    try {
+      host = read_json(hf);
+    } catch (const ConfigError&) {
+    }
+    if (!host.is_object() || !host.contains("wall_s") || !host["wall_s"].is_object()) host = json::object();
+    else host = host["wall_s"];
+  }
   for (auto it = doc["points"].begin(); it != doc["points"].end(); ++it) {
     const fs::path pf = fs::path(dir_) / "points" / (it.key() + ".json");
     if (!fs::exists(pf)) continue;  // listed but missing: run it again
     RunResult r = run_result_from_json(read_json(pf), pf.string());
-    double wall = it->contains("wall_s") && (*it)["wall_s"].is_number() ? (*it)["wall_s"].get<double>() : 0.0;
+    const auto w = host.find(it.key());
+    const double wall = w != host.end() && w->is_number() ? w->get<double>() : 0.0;
     loaded_.emplace(it.key(), std::make_pair(std::move(r), wall));
     points_[it.key()] = *it;
+    wall_[it.key()] = wall;
   }
 }
 
-void PointStore::save(const PointKey& k, const RunResult& r, double wall_seconds) {
+bool PointStore::has(const std::string& id) const {
+  std::lock_guard<std::mutex> g(mu_);
+  return points_.contains(id);
+}
+
+void PointStore::save(const PointKey& k, const RunResult& r, double wall_seconds, bool write_index) {
   const std::string id = point_id(job_, k);
   const std::string text = run_result_json(r).dump() + "\n";
   write_file_atomically((fs::path(dir_) / "points" / (id + ".json")).string(), text);
@@ -395,17 +416,34 @@ void PointStore::save(const PointKey& k, const RunResult& r, double wall_seconds
   entry["variant"] = k.variant;
   entry["row"] = k.row;
   entry["run"] = k.run;
-  entry["wall_s"] = wall_seconds;
+  // Sorted by id, so that the index does not depend on the order the points finished in.
   points_[id] = entry;
-  write_index_locked();
+  wall_[id] = wall_seconds;
+  dirty_ = true;
+  if (write_index) write_index_locked();
 }
 
-void PointStore::write_index_locked() const {
+void PointStore::flush() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (dirty_ || !fs::exists(fs::path(dir_) / "index.json")) write_index_locked();
+}
+
+void PointStore::write_index_locked() {
   json doc = json::object();
   doc["format"] = kFormat;
   doc["job"] = description_;
-  doc["points"] = points_;
+  json points = json::object();
+  for (const auto& [id, entry] : points_) points[id] = entry;
+  doc["points"] = std::move(points);
+  json host = json::object();
+  host["note"] = "host wall seconds of each point's simulation; not deterministic, so kept out of index.json";
+  json wall = json::object();
+  for (const auto& [id, w] : wall_) wall[id] = w;
+  host["wall_s"] = std::move(wall);
+  // The points' host file first: the index is what a reader trusts, so it goes last.
+  write_file_atomically((fs::path(dir_) / "points" / "host.json").string(), host.dump(1) + "\n");
   write_file_atomically((fs::path(dir_) / "index.json").string(), doc.dump(1) + "\n");
+  dirty_ = false;
 }
 
 }  // namespace slubsim

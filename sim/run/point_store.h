@@ -10,8 +10,9 @@
 //
 // Layout:
 //   OUT/index.json             {"format", "job": description, "points": {id: {"variant", "row",
-//                              "run", "wall_s"}}}
+//                              "run"}}}: a function of the job and which points are done
 //   OUT/points/<id>.json       one RunResult
+//   OUT/points/host.json       each point's host wall seconds (not deterministic)
 //   OUT/[<variant>/]stats.json, matrix.json, host.json   a variant's lkp files, written when its
 //                              last point is on disk
 #pragma once
@@ -48,18 +49,29 @@ class PointStore {
   const std::string& dir() const { return dir_; }
   // The points already on disk (resume), with their host wall seconds.
   const std::map<std::string, std::pair<RunResult, double>>& loaded() const { return loaded_; }
-  // Writes the point, then the index; safe to call from several threads.
-  void save(const PointKey& k, const RunResult& r, double wall_seconds);
+  const json& description() const { return description_; }
+  // Whether the point is on disk (loaded or saved since).
+  bool has(const std::string& id) const;
+  // Writes the point, then (write_index) the index; safe to call from several threads. A caller
+  // saving many points at once (merge) passes write_index = false and calls flush() at the end.
+  void save(const PointKey& k, const RunResult& r, double wall_seconds, bool write_index = true);
+  // Writes the index if a point was saved without it (or the store has none yet).
+  void flush();
 
  private:
-  void write_index_locked() const;
+  void write_index_locked();
   std::string dir_;
   const Job& job_;
   json description_;
-  json points_ = json::object();  // id -> {variant, row, run, wall_s}
+  std::map<std::string, json> points_;  // id -> {variant, row, run}
+  std::map<std::string, double> wall_;  // id -> host seconds
   std::map<std::string, std::pair<RunResult, double>> loaded_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  bool dirty_ = false;
 };
+
+// The first difference between two job descriptions, e.g. "seed was 1, now 2".
+std::string first_difference(const json& was, const json& now);
 
 // Write `text` to `path` whole: a temporary file beside it, then rename. Throws ConfigError.
 void write_file_atomically(const std::string& path, const std::string& text);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/run/progress.h"
 #include "sim/run/report.h"
 #include "sim/validate/scoreboard.h"
 
@@ -240,7 +241,7 @@ std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, co
   return runs;
 }
 
-void run_all(std::vector<VariantRun>& runs, int jobs, const Progress& progress) {
+void run_all(std::vector<VariantRun>& runs, int jobs, bool quiet) {
   struct Unit {
     std::size_t run, row;
     int nr_task;
@@ -253,8 +254,7 @@ void run_all(std::vector<VariantRun>& runs, int jobs, const Progress& progress) 
   std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.nr_task > b.nr_task; });
   std::vector<std::vector<JobResult>> parts(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) parts[i].resize(runs[i].job.nr_tasks.size());
-  std::atomic<std::size_t> done{0};
-  std::mutex mu;
+  ProgressMeter meter("validate", units.size(), 0, quiet);
   parallel_for(units.size(), host_threads(jobs), [&](std::size_t k) {
     const Unit& u = units[k];
     const VariantRun& vr = runs[u.run];
@@ -262,15 +262,12 @@ void run_all(std::vector<VariantRun>& runs, int jobs, const Progress& progress) 
     one.nr_tasks = {u.nr_task};
     one.request.jobs = 1;
     parts[u.run][u.row] = run_job(one, {});
-    std::size_t d = ++done;
-    if (progress) {
-      std::lock_guard<std::mutex> g(mu);
-      const auto& r = parts[u.run][u.row];
-      progress(fmt::format("[{}/{}] {} {} {} nr_task={}: {} ops/s, {:.2f} s", d, units.size(), vr.experiment->id,
-                           vr.experiment->topologies[vr.topology].name, vr.variant->name, u.nr_task,
-                           r.runs[0][0][0].ops_per_sec, r.wall_total));
-    }
+    const auto& r = parts[u.run][u.row];
+    meter.point_done(fmt::format("{} {} {} nr_task={}: {} ops/s, {:.2f} s", vr.experiment->id,
+                                 vr.experiment->topologies[vr.topology].name, vr.variant->name, u.nr_task,
+                                 r.runs[0][0][0].ops_per_sec, r.wall_total));
   });
+  meter.finish();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     VariantRun& vr = runs[i];
     const int nruns = vr.job.request.runs;
@@ -391,7 +388,7 @@ int validate_command(const ValidateOptions& o) {
   if (o.calibrate) return calibrate_command(experiments, o);
   std::vector<std::vector<std::optional<Fit>>> fits;
   auto runs = plan_runs(experiments, o, fits);
-  run_all(runs, o.jobs, make_progress(o));
+  run_all(runs, o.jobs, o.quiet);
   std::vector<ExperimentScore> scores;
   for (std::size_t ei = 0; ei < experiments.size(); ++ei)
     scores.push_back(score_experiment(experiments[ei], runs, fits[ei]));
@@ -418,7 +415,7 @@ int experiment_table_command(const std::string& experiment_file, const ValidateO
   const Experiment& e = experiments[0];
   std::vector<std::vector<std::optional<Fit>>> fits;
   auto runs = plan_runs(experiments, o, fits);
-  run_all(runs, o.jobs, make_progress(o));
+  run_all(runs, o.jobs, o.quiet);
   ExperimentScore score = score_experiment(e, runs, fits[0]);
   TableSettings settings;
   settings.duration = o.duration.empty() ? e.duration : o.duration;

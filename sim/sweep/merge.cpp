@@ -1,0 +1,148 @@
+#include "sim/sweep/merge.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+
+#include "sim/run/point_store.h"
+#include "sim/run/report.h"
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMissingListed = 8;
+
+bool same_dir(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::exists(a) && fs::exists(b) && fs::equivalent(a, b, ec);
+}
+
+// A shard's job index: its description and the ids of its points.
+struct ShardIndex {
+  std::string dir;
+  json points = json::object();
+  json wall = json::object();
+};
+
+ShardIndex read_shard_index(const fs::path& job_dir, const json& description) {
+  ShardIndex ix;
+  ix.dir = job_dir.string();
+  const fs::path index = job_dir / "index.json";
+  if (!fs::exists(index)) return ix;  // the shard ran none of this job's points
+  const json doc = load_json_file(index.string());
+  if (!doc.is_object() || !doc.contains("job") || !doc.contains("points") || !doc["points"].is_object())
+    throw ConfigError(index.string(), "", "not a point store index (a damaged shard)");
+  if (doc["job"] != description)
+    throw ConfigError(index.string(), "job",
+                      fmt::format("the shard was made from other inputs ({}): rerun it with this host's configs, "
+                                  "or merge on the host that ran it",
+                                  first_difference(doc["job"], description)));
+  ix.points = doc["points"];
+  const fs::path host = job_dir / "points" / "host.json";
+  if (fs::exists(host)) {
+    try {
+      const json h = load_json_file(host.string());
+      if (h.is_object() && h.contains("wall_s") && h["wall_s"].is_object()) ix.wall = h["wall_s"];
+    } catch (const ConfigError&) {
+      // host seconds only: a damaged host file costs them, not the points
+    }
+  }
+  return ix;
+}
+
+}  // namespace
+
+MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::string& out, const std::string& home) {
+  if (dirs.empty()) throw ConfigError("command line", "merge", "give the shard directories to merge");
+  // One sweep: every DIR's record equal to the first's.
+  const fs::path first_record = fs::path(dirs[0]) / "sweep.json";
+  if (!fs::exists(first_record))
+    throw ConfigError(first_record.string(), "", "not a sweep's output (no sweep.json)");
+  const json record = load_json_file(first_record.string());
+  if (!record.is_object() || !record.contains("sweep"))
+    throw ConfigError(first_record.string(), "", "not a sweep record");
+  for (std::size_t i = 1; i < dirs.size(); ++i) {
+    const fs::path f = fs::path(dirs[i]) / "sweep.json";
+    if (!fs::exists(f)) throw ConfigError(f.string(), "", "not a sweep's output (no sweep.json)");
+    check_same_sweep(load_json_file(f.string()), record, f.string(),
+                     fmt::format("a shard of another sweep than {}", dirs[0]));
+  }
+  // The sweep again, from this host's inputs.
+  SweepRequest req;
+  req.base.home = home;
+  read_sweep_fields(record["sweep"], first_record.string() + ": sweep", req);
+  const Sweep sweep = resolve_sweep(req);
+  const json merged_record = sweep_record(sweep, std::nullopt);
+  check_same_sweep(record, merged_record, first_record.string(), "the sweep resolves differently here");
+  const fs::path root(out);
+  const fs::path out_record = root / "sweep.json";
+  if (fs::exists(out_record) && !same_dir(root, dirs[0]))
+    check_same_sweep(load_json_file(out_record.string()), merged_record, out_record.string(),
+                     "--out holds another sweep");
+
+  MergeOutcome o;
+  o.points_total = sweep.points.size();
+  // Job by job, so that only one job's results are in memory at a time.
+  std::map<std::string, std::size_t> plan_index;  // point id -> index in the plan
+  for (std::size_t i = 0; i < sweep.points.size(); ++i) plan_index[sweep.points[i].id] = i;
+  std::vector<bool> present(sweep.points.size(), false);
+  for (std::size_t j = 0; j < sweep.jobs.size(); ++j) {
+    const SweepJob& sj = sweep.jobs[j];
+    const Job& job = sj.job;
+    PointStore store((root / sj.dir).string(), job, true);
+    JobResult result;
+    result.runs.assign(job.variants.size(), std::vector<std::vector<RunResult>>(
+                                                job.request.runs, std::vector<RunResult>(job.nr_tasks.size())));
+    result.wall_seconds.assign(job.variants.size(), 0);
+    std::vector<std::size_t> have(job.variants.size(), 0);
+    std::map<std::string, PointKey> keys;
+    for (const auto& k : job_points(job)) keys[point_id(job, k)] = k;
+    auto take = [&](const std::string& id, const PointKey& k, RunResult r, double wall) {
+      result.runs[k.variant][k.run][k.row] = std::move(r);
+      result.wall_seconds[k.variant] += wall;
+      ++have[k.variant];
+      present[plan_index.at(sj.dir + "/" + id)] = true;
+    };
+    for (const auto& [id, point] : store.loaded()) {
+      auto k = keys.find(id);
+      if (k != keys.end()) take(id, k->second, point.first, point.second);
+    }
+    for (const auto& d : dirs) {
+      const fs::path job_dir = fs::path(d) / sj.dir;
+      if (same_dir(job_dir, root / sj.dir)) continue;
+      const ShardIndex ix = read_shard_index(job_dir, store.description());
+      for (auto it = ix.points.begin(); it != ix.points.end(); ++it) {
+        const std::string& id = it.key();
+        auto k = keys.find(id);
+        if (k == keys.end())
+          throw ConfigError((job_dir / "index.json").string(), "points." + id, "not a point of this sweep");
+        if (store.has(id)) continue;  // an earlier DIR (or OUT) has it
+        const fs::path pf = job_dir / "points" / (id + ".json");
+        if (!fs::exists(pf)) continue;  // listed but lost: missing, reported below
+        RunResult r = run_result_from_json(load_json_file(pf.string()), pf.string());
+        const auto w = ix.wall.find(id);
+        const double wall = w != ix.wall.end() && w->is_number() ? w->get<double>() : 0.0;
+        store.save(k->second, r, wall, false);
+        take(id, k->second, std::move(r), wall);
+      }
+    }
+    store.flush();
+    const std::size_t per_variant = static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size();
+    for (std::size_t v = 0; v < job.variants.size(); ++v) {
+      ++o.variants_total;
+      o.points_present += have[v];
+      if (have[v] != per_variant) continue;
+      ++o.variants_complete;
+      write_variant_results((root / sj.dir).string(), job, result, v);
+    }
+  }
+  for (std::size_t i = 0; i < sweep.points.size() && o.missing.size() < kMissingListed; ++i)
+    if (!present[i]) o.missing.push_back(sweep.points[i].id);
+  write_file_atomically(out_record.string(), merged_record.dump(1) + "\n");
+  return o;
+}
+
+}  // namespace slubsim

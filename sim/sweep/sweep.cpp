@@ -1,0 +1,430 @@
+#include "sim/sweep/sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "sim/run/point_store.h"
+#include "sim/run/progress.h"
+#include "sim/run/report.h"
+
+namespace slubsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSweepFormat = 1;  // sweep.json's layout version
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+// A list field: an array of strings (or, where `numbers`, whole numbers too), or one string in
+// the option's own form. Returns the items; `sep` joins them for the option's form.
+std::vector<std::string> list_field(const JsonView& v, bool numbers, bool may_be_empty = false) {
+  std::vector<std::string> out;
+  if (v.raw().is_string()) return {v.str()};
+  if (numbers && v.raw().is_number()) return {std::to_string(v.integer_in(1, 1 << 20))};
+  if (!v.raw().is_array() || (v.size() == 0 && !may_be_empty))
+    v.fail(numbers ? "expected a string, a whole number or a non-empty array of them"
+                   : "expected a string or a non-empty array of strings");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const JsonView e = v.at(i);
+    if (numbers && e.raw().is_number())
+      out.push_back(std::to_string(e.integer_in(1, 1 << 20)));
+    else
+      out.push_back(e.str());
+  }
+  return out;
+}
+
+void read_fields(const JsonView& doc, SweepRequest& r) {
+  JobRequest& b = r.base;
+  if (!doc.raw().is_object()) doc.fail("expected an object: the sweep's fields (docs/sweep-format.md)");
+  auto str = [&](const char* key, std::string& into) {
+    if (auto v = doc.find(key)) into = v->raw().is_number() ? v->raw().dump() : v->str();
+  };
+  if (auto v = doc.find("topology")) {
+    r.topologies.clear();
+    for (const auto& t : list_field(*v, false))
+      for (const auto& item : split_list(t)) r.topologies.push_back(item);
+  }
+  if (auto v = doc.find("workload")) {
+    r.workloads.clear();
+    for (const auto& w : list_field(*v, false))
+      for (const auto& item : split_list(w)) r.workloads.push_back(item);
+  }
+  if (auto v = doc.find("kernel")) b.kernel = join(list_field(*v, false), ",");
+  if (auto v = doc.find("sheaf_capacity")) b.sheaf_capacity = join(list_field(*v, false), ";");
+  if (auto v = doc.find("nr_task")) b.nr_task = join(list_field(*v, true), ",");
+  if (auto v = doc.find("set")) {
+    b.sets.clear();
+    if (v->raw().is_object()) {
+      // {"costs.qspinlock.handoff_alpha": 1.2}: KEY=VALUE with the value as written.
+      for (const auto& key : v->keys()) {
+        const JsonView e = v->at(key);
+        b.sets.push_back(key + "=" + (e.raw().is_string() ? e.str() : e.raw().dump()));
+      }
+    } else {
+      for (const auto& s : list_field(*v, false, true)) b.sets.push_back(s);
+    }
+  }
+  if (auto v = doc.find("patch")) {
+    b.patches.clear();
+    for (const auto& p : list_field(*v, false, true)) b.patches.push_back(p);
+  }
+  str("trace_map", b.trace_map);
+  str("trace_speed", b.trace_speed);
+  str("costs", b.costs);
+  str("caches", b.caches);
+  str("mode", b.mode);
+  str("duration", b.duration);
+  str("warmup", b.warmup);
+  str("interval", b.interval);
+  if (auto v = doc.find("validate")) b.validate = v->boolean();
+  if (auto v = doc.find("runs")) b.runs = static_cast<int>(v->integer_in(1, 1000));
+  if (auto v = doc.find("seed")) b.seed = static_cast<std::uint64_t>(v->integer_in(0, std::int64_t{1} << 53));
+  doc.check_known_fields();
+}
+
+}  // namespace
+
+void read_sweep_file(const std::string& file, SweepRequest& into) {
+  const json doc = load_json_file(file);
+  read_fields(JsonView(doc, file), into);
+}
+
+json sweep_fields(const SweepRequest& r) {
+  const JobRequest& b = r.base;
+  json d = json::object();
+  d["topology"] = r.topologies;
+  d["workload"] = r.workloads;
+  d["trace_map"] = b.trace_map;
+  d["trace_speed"] = b.trace_speed;
+  d["costs"] = b.costs;
+  d["caches"] = b.caches;
+  d["validate"] = b.validate;
+  d["mode"] = b.mode;
+  d["nr_task"] = b.nr_task;
+  d["kernel"] = b.kernel;
+  d["sheaf_capacity"] = b.sheaf_capacity;
+  d["set"] = b.sets;
+  d["patch"] = b.patches;
+  d["runs"] = b.runs;
+  d["seed"] = b.seed;
+  d["duration"] = b.duration;
+  d["warmup"] = b.warmup;
+  d["interval"] = b.interval;
+  return d;
+}
+
+void read_sweep_fields(const json& fields, const std::string& file, SweepRequest& into) {
+  read_fields(JsonView(fields, file), into);
+}
+
+namespace {
+
+// A job's folder name from a topology or workload argument: a preset's name, or a file's stem.
+std::string dir_name(const std::string& arg) {
+  std::string s = arg;
+  if (auto colon = s.find(':'); colon != std::string::npos && s.find('/') > colon) s = s.substr(colon + 1);
+  fs::path p(s);
+  std::string stem = p.extension() == ".json" || p.extension() == ".txt" ? p.stem().string() : p.filename().string();
+  return stem.empty() ? "job" : stem;
+}
+
+}  // namespace
+
+Sweep resolve_sweep(const SweepRequest& r) {
+  if (r.topologies.empty()) throw ConfigError("command line", "--topology", "the sweep names no topology");
+  if (r.workloads.empty()) throw ConfigError("command line", "--workload", "the sweep names no workload");
+  Sweep s;
+  s.request = r;
+  for (const auto& topo : r.topologies)
+    for (const auto& wl : r.workloads) {
+      JobRequest req = r.base;
+      req.topology = topo;
+      req.workload = wl;
+      SweepJob j;
+      j.dir = dir_name(topo);
+      if (r.workloads.size() > 1) j.dir += "/" + dir_name(wl);
+      for (const auto& other : s.jobs)
+        if (other.dir == j.dir)
+          throw ConfigError("command line", r.workloads.size() > 1 ? "--topology/--workload" : "--topology",
+                            fmt::format("two jobs of the sweep would share the folder '{}' (give each topology "
+                                        "and workload once, with distinct file names)",
+                                        j.dir));
+      j.job = resolve_job(req);
+      s.jobs.push_back(std::move(j));
+    }
+  for (std::size_t i = 0; i < s.jobs.size(); ++i)
+    for (const auto& k : job_points(s.jobs[i].job))
+      s.points.push_back({i, k, s.jobs[i].dir + "/" + point_id(s.jobs[i].job, k)});
+  return s;
+}
+
+json sweep_plan(const Sweep& s) {
+  json points = json::array();
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    const SweepPoint& p = s.points[i];
+    const Job& job = s.jobs[p.job].job;
+    const JobRequest& r = job.request;
+    const Variant& v = job.variants[p.key.variant];
+    const int nr_task = job.nr_tasks[p.key.row];
+    const std::uint64_t seed = r.seed + p.key.run;
+    // The `slubsim run` arguments of this point alone: one kernel, one capacity, one task count,
+    // one run with this run's seed (a point does not depend on the job's other points).
+    std::vector<std::string> args = {"--topology", r.topology,   "--workload", r.workload, "--trace-map",
+                                     r.trace_map,  "--trace-speed", r.trace_speed, "--costs",  r.costs,
+                                     "--caches",   r.caches,     "--mode",     r.mode,     "--kernel",
+                                     v.kernel_arg};
+    if (!v.capacity.text.empty()) args.insert(args.end(), {"--sheaf-capacity", v.capacity.text});
+    for (const auto& p2 : r.patches) args.push_back("--patch=" + p2);
+    for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
+    args.insert(args.end(), {"--nr-task", std::to_string(nr_task), "--runs", "1", "--seed", std::to_string(seed),
+                             "--duration", r.duration, "--warmup", r.warmup});
+    if (!r.interval.empty()) args.insert(args.end(), {"--interval", r.interval});
+    if (r.validate) args.push_back("--validate");
+    json e = json::object();
+    e["index"] = i + 1;
+    e["id"] = p.id;
+    e["job"] = s.jobs[p.job].dir;
+    e["topology"] = r.topology;
+    e["workload"] = r.workload;
+    e["variant"] = v.label;
+    e["nr_task"] = nr_task;
+    e["run"] = p.key.run + 1;
+    e["seed"] = seed;
+    e["args"] = args;
+    points.push_back(std::move(e));
+  }
+  json d = json::object();
+  d["format"] = kSweepFormat;
+  d["sweep"] = sweep_fields(s.request);
+  d["points_total"] = s.points.size();
+  d["points"] = std::move(points);
+  return d;
+}
+
+std::string Shard::text() const { return fmt::format("{}/{}", k, n); }
+
+namespace {
+
+std::size_t whole(const std::string& text, const std::string& what, std::size_t lo) {
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) v = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < lo || v > (1ull << 31))
+    throw ConfigError("command line", "--shard", fmt::format("{} is '{}': not a whole number from {}", what, text, lo));
+  return static_cast<std::size_t>(v);
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& env) {
+  Shard s;
+  auto var = [&](const char* name) -> std::optional<std::string> {
+    const char* v = env(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+  };
+  auto from_slurm = [&]() -> bool {
+    auto id = var("SLURM_ARRAY_TASK_ID"), lo = var("SLURM_ARRAY_TASK_MIN"), count = var("SLURM_ARRAY_TASK_COUNT");
+    if (!id || !lo || !count) return false;
+    const std::size_t step = var("SLURM_ARRAY_TASK_STEP") ? whole(*var("SLURM_ARRAY_TASK_STEP"), "SLURM_ARRAY_TASK_STEP", 1) : 1;
+    const std::size_t i = whole(*id, "SLURM_ARRAY_TASK_ID", 0), m = whole(*lo, "SLURM_ARRAY_TASK_MIN", 0);
+    if (i < m || (i - m) % step != 0)
+      throw ConfigError("command line", "--shard",
+                        fmt::format("SLURM_ARRAY_TASK_ID {} is not MIN {} plus a multiple of STEP {}", i, m, step));
+    s.k = (i - m) / step + 1;
+    s.n = whole(*count, "SLURM_ARRAY_TASK_COUNT", 1);
+    return true;
+  };
+  if (text == "auto") {
+    if (!from_slurm())
+      throw ConfigError("command line", "--shard",
+                        "'auto' needs a Slurm job array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and "
+                        "SLURM_ARRAY_TASK_COUNT); a Kubernetes Indexed Job gives only its index: use auto/N");
+  } else if (text.rfind("auto/", 0) == 0) {
+    const std::size_t n = whole(text.substr(5), "N", 1);
+    if (auto index = var("JOB_COMPLETION_INDEX")) {
+      s.k = whole(*index, "JOB_COMPLETION_INDEX", 0) + 1;
+      s.n = n;
+    } else if (from_slurm()) {
+      if (s.n != n)
+        throw ConfigError("command line", "--shard",
+                          fmt::format("auto/{} but the Slurm array has {} tasks", n, s.n));
+    } else {
+      throw ConfigError("command line", "--shard",
+                        "'auto/N' needs JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or a Slurm job array");
+    }
+  } else {
+    const auto slash = text.find('/');
+    if (slash == std::string::npos)
+      throw ConfigError("command line", "--shard", fmt::format("'{}': expected K/N, auto or auto/N", text));
+    s.k = whole(text.substr(0, slash), "K", 1);
+    s.n = whole(text.substr(slash + 1), "N", 1);
+  }
+  if (s.k > s.n) throw ConfigError("command line", "--shard", fmt::format("shard {} of {}: K must be 1 to N", s.k, s.n));
+  return s;
+}
+
+json sweep_record(const Sweep& s, const std::optional<Shard>& shard) {
+  json d = json::object();
+  d["format"] = kSweepFormat;
+  d["sweep"] = sweep_fields(s.request);
+  json jobs = json::array();
+  for (const auto& j : s.jobs) {
+    json e = json::object();
+    e["dir"] = j.dir;
+    e["points"] = job_points(j.job).size();
+    jobs.push_back(std::move(e));
+  }
+  d["jobs"] = std::move(jobs);
+  d["points_total"] = s.points.size();
+  if (shard && shard->n > 1) d["shard"] = shard->text();
+  return d;
+}
+
+void check_same_sweep(const json& was, const json& now, const std::string& file, const std::string& what) {
+  if (!was.is_object() || was.value("format", 0) != kSweepFormat || !was.contains("sweep") || !was.contains("jobs"))
+    throw ConfigError(file, "", fmt::format("not a sweep record of format {}", kSweepFormat));
+  for (const char* key : {"sweep", "jobs", "points_total"})
+    if (was[key] != now[key])
+      throw ConfigError(file, key,
+                        fmt::format("{} ({}): give the same sweep, or another directory", what,
+                                    was[key].is_object() && now[key].is_object()
+                                        ? first_difference(was[key], now[key])
+                                        : fmt::format("was {}, now {}", was[key].dump(), now[key].dump())));
+}
+
+SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shard, int jobs, bool quiet,
+                       const std::atomic<bool>* stop) {
+  const fs::path root(out);
+  const json record = sweep_record(s, shard);
+  const fs::path record_file = root / "sweep.json";
+  if (fs::exists(record_file))
+    check_same_sweep(load_json_file(record_file.string()), record, record_file.string(),
+                     "this directory holds another sweep");
+  write_file_atomically(record_file.string(), record.dump(1) + "\n");
+
+  // Each job's point store, resumed: the points on disk are not run again.
+  std::vector<std::unique_ptr<PointStore>> stores;
+  std::vector<JobResult> results(s.jobs.size());
+  std::vector<std::vector<std::size_t>> missing(s.jobs.size());  // per job and variant, over the whole plan
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+    const Job& job = s.jobs[j].job;
+    stores.push_back(std::make_unique<PointStore>((root / s.jobs[j].dir).string(), job, true));
+    results[j].runs.assign(job.variants.size(), std::vector<std::vector<RunResult>>(
+                                                    job.request.runs, std::vector<RunResult>(job.nr_tasks.size())));
+    results[j].wall_seconds.assign(job.variants.size(), 0);
+    missing[j].assign(job.variants.size(), static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size());
+  }
+  SweepOutcome o;
+  std::vector<std::size_t> todo;  // plan indices
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    const SweepPoint& p = s.points[i];
+    const auto& loaded = stores[p.job]->loaded();
+    auto it = loaded.find(point_id(s.jobs[p.job].job, p.key));
+    if (it != loaded.end()) {
+      results[p.job].runs[p.key.variant][p.key.run][p.key.row] = it->second.first;
+      results[p.job].wall_seconds[p.key.variant] += it->second.second;
+      --missing[p.job][p.key.variant];
+    }
+    if (!shard.contains(i)) continue;
+    ++o.points_total;
+    if (it != loaded.end()) {
+      ++o.points_loaded;
+    } else {
+      todo.push_back(i);
+    }
+  }
+  o.points_done = o.points_loaded;
+  auto write_variant = [&](std::size_t j, std::size_t v) {
+    write_variant_results((root / s.jobs[j].dir).string(), s.jobs[j].job, results[j], v);
+  };
+  // Variants complete already (a rerun after the last point but before the files): write them.
+  for (std::size_t j = 0; j < s.jobs.size(); ++j)
+    for (std::size_t v = 0; v < missing[j].size(); ++v)
+      if (missing[j][v] == 0) write_variant(j, v);
+
+  // Largest task counts first: they are the dearest points, and the host threads end together.
+  std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
+    const SweepPoint &pa = s.points[a], &pb = s.points[b];
+    return s.jobs[pa.job].job.nr_tasks[pa.key.row] > s.jobs[pb.job].job.nr_tasks[pb.key.row];
+  });
+  ProgressMeter meter(shard.n > 1 ? "sweep shard " + shard.text() : "sweep", o.points_total, o.points_loaded, quiet);
+  std::mutex mu;
+  std::exception_ptr error;
+  std::size_t next = 0;
+  bool stopped = false;
+  auto worker = [&]() {
+    while (true) {
+      std::size_t i = 0;
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (error || stopped || next >= todo.size()) return;
+        if (stop && stop->load()) {
+          stopped = true;
+          return;
+        }
+        i = todo[next++];
+      }
+      const SweepPoint& p = s.points[i];
+      const Job& job = s.jobs[p.job].job;
+      const auto t0 = std::chrono::steady_clock::now();
+      RunResult r;
+      try {
+        r = simulate_point(job, p.key);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> g(mu);
+      try {
+        stores[p.job]->save(p.key, r, wall);
+        const std::string detail = fmt::format("{} {} nr_task={} run={}: {} ops/s, {:.2f} s", s.jobs[p.job].dir,
+                                               job.variants[p.key.variant].label, job.nr_tasks[p.key.row],
+                                               p.key.run + 1, r.ops_per_sec, wall);
+        results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
+        results[p.job].wall_seconds[p.key.variant] += wall;
+        ++o.points_done;
+        if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
+        meter.point_done(detail);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+        return;
+      }
+    }
+  };
+  int threads = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  for (auto& st : stores) st->flush();  // every job has an index, even one with no point here
+  o.complete = o.points_done == o.points_total;
+  if (o.complete) meter.finish();
+  return o;
+}
+
+}  // namespace slubsim
