@@ -3,9 +3,11 @@
 # the same suite again in an AddressSanitizer + UndefinedBehaviorSanitizer build; then every
 # libFuzzer target for SLUBSIM_FUZZ_SECONDS (20) seconds (tools/fuzz.sh, clang++).
 # SLUBSIM_SKIP_SANITIZE=1 skips the sanitizer pass and the fuzzers (quicker local runs).
+# The Slurm test (e2e.slurm) needs Debian's slurm-wlm and munge, installed here; it starts its own
+# daemons as root, and skips when not root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh build >/dev/null
+SLUBSIM_EXTRA_PACKAGES="slurm-wlm munge" bash tools/setup.sh build >/dev/null
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 if [ "${SLUBSIM_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "== the test suite again under ASan and UBSan"

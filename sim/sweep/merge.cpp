@@ -67,8 +67,19 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
   for (std::size_t i = 1; i < dirs.size(); ++i) {
     const fs::path f = fs::path(dirs[i]) / "sweep.json";
     if (!fs::exists(f)) throw ConfigError(f.string(), "", "not a sweep's output (no sweep.json)");
-    check_same_sweep(load_json_file(f.string()), record, f.string(),
-                     fmt::format("a shard of another sweep than {}", dirs[0]));
+    // Named "was" the first DIR's, "now" this one's.
+    json mine = load_json_file(f.string());
+    if (!mine.is_object() || mine.value("format", 0) != record.value("format", 0) || !mine.contains("sweep") ||
+        !mine.contains("jobs") || !mine.contains("points_total"))
+      throw ConfigError(f.string(), "", "not a sweep record of this version");
+    for (const char* key : {"sweep", "jobs", "points_total"})
+      if (mine[key] != record[key])
+        throw ConfigError(f.string(), key,
+                          fmt::format("a shard of another sweep than {} ({}): merge the shards of one sweep",
+                                      dirs[0],
+                                      record[key].is_object() ? first_difference(record[key], mine[key])
+                                                              : fmt::format("{} there, {} here", record[key].dump(),
+                                                                            mine[key].dump())));
   }
   // The sweep again, from this host's inputs.
   SweepRequest req;
