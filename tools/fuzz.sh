@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-15}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(topology costs kernel caches workload experiment trace cli)
+[ ${#targets[@]} -gt 0 ] || targets=(topology costs kernel caches workload experiment trace cli sweep)
 SLUBSIM_EXTRA_PACKAGES="clang libclang-rt-dev" bash tools/setup.sh build-fuzz -DSLUBSIM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 mkdir -p build-fuzz/findings
 failed=0

@@ -101,10 +101,16 @@ std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
   // "maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32": settings joined by ';',
   // each read as above (a sweep of several caches together).
   if (text.empty()) return {CapacitySetting{}};
-  if (const auto semi = text.find(';'); semi != std::string::npos) {
-    auto out = parse_sheaf_capacity(text.substr(0, semi));
-    for (auto& c : parse_sheaf_capacity(text.substr(semi + 1))) out.push_back(std::move(c));
-    return out;
+  if (text.find(';') != std::string::npos) {
+    std::vector<CapacitySetting> out;
+    std::size_t start = 0;
+    while (true) {
+      const auto semi = text.find(';', start);
+      for (auto& c : parse_sheaf_capacity(text.substr(start, semi == std::string::npos ? semi : semi - start)))
+        out.push_back(std::move(c));
+      if (semi == std::string::npos) return out;
+      start = semi + 1;
+    }
   }
   struct Item {
     std::string cache;
