@@ -11,9 +11,10 @@
 #include "models/slub/cache.h"
 #include "models/slub/geometry.h"
 #include "models/slub/page_alloc.h"
-#include "sim/machine/topology.h"
 #include "sim/config/trace_import.h"
 #include "sim/config/workload_json.h"
+#include "sim/machine/topology.h"
+#include "sim/run/parallel.h"
 
 #ifndef SLUBSIM_SOURCE_DIR
 #define SLUBSIM_SOURCE_DIR "."
@@ -434,58 +435,22 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
     account(u, before->second);
   }
 
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  bool stopped = false;
   auto t0 = std::chrono::steady_clock::now();
-
-  auto worker = [&]() {
-    while (true) {
-      std::size_t i = next++;
-      if (i >= todo.size()) return;
-      {
-        std::lock_guard<std::mutex> g(mu);
-        if (error || stopped) return;
-        if (control.stop && control.stop->load()) {
-          stopped = true;
-          return;
-        }
-      }
-      const PointKey& u = todo[i];
-      auto s0 = std::chrono::steady_clock::now();
-      RunResult r;
-      try {
-        r = simulate_point(job, u);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(mu);
-        if (!error) error = std::current_exception();
-        return;
-      }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-      std::lock_guard<std::mutex> g(mu);
-      try {
-        if (control.on_point) control.on_point(u, r, wall);
-        out.runs[u.variant][u.run][u.row] = std::move(r);
-        account(u, wall);
-      } catch (...) {
-        if (!error) error = std::current_exception();
-        return;
-      }
-      if (progress) {
-        const auto& res = out.runs[u.variant][u.run][u.row];
-        progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", out.points_done, units.size(),
-                             job.variants[u.variant].label, job.nr_tasks[u.row], u.run + 1, res.ops_per_sec, wall));
-      }
+  parallel_for(todo.size(), std::max(1, host_threads(job.request.jobs)), [&](std::size_t i) {
+    const PointKey& u = todo[i];
+    auto s0 = std::chrono::steady_clock::now();
+    RunResult r = simulate_point(job, u);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    std::lock_guard<std::mutex> g(mu);
+    if (control.on_point) control.on_point(u, r, wall);
+    out.runs[u.variant][u.run][u.row] = std::move(r);
+    account(u, wall);
+    if (progress) {
+      const auto& res = out.runs[u.variant][u.run][u.row];
+      progress(fmt::format("[{}/{}] {} nr_task={} run={}: {} ops/s, {:.2f} s", out.points_done, units.size(),
+                           job.variants[u.variant].label, job.nr_tasks[u.row], u.run + 1, res.ops_per_sec, wall));
     }
-  };
-  int threads = job.request.jobs > 0 ? job.request.jobs
-                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  }, control.stop);
 
   out.complete = out.points_done == out.points_total;
   out.wall_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -276,8 +276,7 @@ std::string digest_of_file(const std::string& path) {
 
 }  // namespace
 
-json job_description(const Job& job) {
-  const JobRequest& r = job.request;
+json request_fields(const JobRequest& r) {
   json d = json::object();
   d["topology"] = r.topology;
   d["workload"] = r.workload;
@@ -297,6 +296,11 @@ json job_description(const Job& job) {
   d["duration"] = r.duration;
   d["warmup"] = r.warmup;
   d["interval"] = r.interval;
+  return d;
+}
+
+json job_description(const Job& job) {
+  json d = request_fields(job.request);
   json inputs = json::object();
   for (const auto& [role, file] : job.inputs) inputs[role] = digest_of_file(file);
   d["inputs"] = inputs;

@@ -34,6 +34,8 @@ std::string point_id(const Job& job, const PointKey& k);
 // configs live) and a digest of every input file's bytes. Two runs with equal descriptions give
 // byte-identical stats.json and matrix.json.
 json job_description(const Job& job);
+// The request's options of that description, without the inputs.
+json request_fields(const JobRequest& r);
 
 // A RunResult as JSON and back, losslessly.
 json run_result_json(const RunResult& r);

@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
+#include "sim/run/parallel.h"
 #include "sim/run/point_store.h"
 #include "sim/run/progress.h"
 #include "sim/run/report.h"
@@ -106,26 +106,10 @@ void read_sweep_file(const std::string& file, SweepRequest& into) {
 }
 
 json sweep_fields(const SweepRequest& r) {
-  const JobRequest& b = r.base;
-  json d = json::object();
+  // run's options as a job's description has them, with the two lists in place of one each.
+  json d = request_fields(r.base);
   d["topology"] = r.topologies;
   d["workload"] = r.workloads;
-  d["trace_map"] = b.trace_map;
-  d["trace_speed"] = b.trace_speed;
-  d["costs"] = b.costs;
-  d["caches"] = b.caches;
-  d["validate"] = b.validate;
-  d["mode"] = b.mode;
-  d["nr_task"] = b.nr_task;
-  d["kernel"] = b.kernel;
-  d["sheaf_capacity"] = b.sheaf_capacity;
-  d["set"] = b.sets;
-  d["patch"] = b.patches;
-  d["runs"] = b.runs;
-  d["seed"] = b.seed;
-  d["duration"] = b.duration;
-  d["warmup"] = b.warmup;
-  d["interval"] = b.interval;
   return d;
 }
 
@@ -370,57 +354,23 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
   });
   ProgressMeter meter(shard.n > 1 ? "sweep shard " + shard.text() : "sweep", o.points_total, o.points_loaded, quiet);
   std::mutex mu;
-  std::exception_ptr error;
-  std::size_t next = 0;
-  bool stopped = false;
-  auto worker = [&]() {
-    while (true) {
-      std::size_t i = 0;
-      {
-        std::lock_guard<std::mutex> g(mu);
-        if (error || stopped || next >= todo.size()) return;
-        if (stop && stop->load()) {
-          stopped = true;
-          return;
-        }
-        i = todo[next++];
-      }
-      const SweepPoint& p = s.points[i];
-      const Job& job = s.jobs[p.job].job;
-      const auto t0 = std::chrono::steady_clock::now();
-      RunResult r;
-      try {
-        r = simulate_point(job, p.key);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(mu);
-        if (!error) error = std::current_exception();
-        return;
-      }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::lock_guard<std::mutex> g(mu);
-      try {
-        stores[p.job]->save(p.key, r, wall);
-        const std::string detail = fmt::format("{} {} nr_task={} run={}: {} ops/s, {:.2f} s", s.jobs[p.job].dir,
-                                               job.variants[p.key.variant].label, job.nr_tasks[p.key.row],
-                                               p.key.run + 1, r.ops_per_sec, wall);
-        results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
-        results[p.job].wall_seconds[p.key.variant] += wall;
-        ++o.points_done;
-        if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
-        meter.point_done(detail);
-      } catch (...) {
-        if (!error) error = std::current_exception();
-        return;
-      }
-    }
-  };
-  int threads = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  parallel_for(todo.size(), host_threads(jobs), [&](std::size_t t) {
+    const SweepPoint& p = s.points[todo[t]];
+    const Job& job = s.jobs[p.job].job;
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r = simulate_point(job, p.key);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard<std::mutex> g(mu);
+    stores[p.job]->save(p.key, r, wall);
+    const std::string detail = fmt::format("{} {} nr_task={} run={}: {} ops/s, {:.2f} s", s.jobs[p.job].dir,
+                                           job.variants[p.key.variant].label, job.nr_tasks[p.key.row],
+                                           p.key.run + 1, r.ops_per_sec, wall);
+    results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
+    results[p.job].wall_seconds[p.key.variant] += wall;
+    ++o.points_done;
+    if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
+    meter.point_done(detail);
+  }, stop);
   for (auto& st : stores) st->flush();  // every job has an index, even one with no point here
   o.complete = o.points_done == o.points_total;
   if (o.complete) meter.finish();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/run/parallel.h"
 #include "sim/run/progress.h"
 #include "sim/run/report.h"
 #include "sim/validate/scoreboard.h"
@@ -19,40 +20,6 @@ namespace slubsim {
 namespace fs = std::filesystem;
 
 namespace {
-
-int host_threads(int jobs) {
-  return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// Run task(i) for i in [0, n) on `threads` host threads; the first exception is rethrown.
-void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& task) {
-  std::atomic<std::size_t> next{0};
-  std::mutex mu;
-  std::exception_ptr error;
-  auto worker = [&]() {
-    while (true) {
-      std::size_t i = next++;
-      if (i >= n) return;
-      {
-        std::lock_guard<std::mutex> g(mu);
-        if (error) return;
-      }
-      try {
-        task(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(mu);
-        if (!error) error = std::current_exception();
-        return;
-      }
-    }
-  };
-  int t = std::min<int>(threads, static_cast<int>(std::max<std::size_t>(n, 1)));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < t; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
-}
 
 // resolve_job, with errors that point at the experiment file where the input came from.
 Job resolve_variant(const Experiment& e, const ExperimentTopology& t, const ExperimentVariant& v,
