@@ -164,7 +164,14 @@ int run(std::vector<std::string> args) {
     control.stop = &g_stop;
     install_stop_handlers();
   }
-  JobResult result = run_job(job, progress, control);
+  JobResult result;
+  try {
+    result = run_job(job, progress, control);
+  } catch (...) {
+    if (store) store->flush();  // the points that did finish stay listed
+    throw;
+  }
+  if (store) store->flush();
   if (!result.complete) {
     std::cerr << fmt::format("slubsim: interrupted: {} of {} points are in {}; the same command with --resume "
                              "finishes the job\n",

@@ -1,6 +1,7 @@
 #include "sim/run/point_store.h"
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -355,6 +356,14 @@ std::string first_difference(const json& was, const json& now) {
 
 namespace {
 
+json index_entry(const PointKey& k) {
+  json entry = json::object();
+  entry["variant"] = k.variant;
+  entry["row"] = k.row;
+  entry["run"] = k.run;
+  return entry;
+}
+
 json read_json(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
@@ -394,15 +403,18 @@ PointStore::PointStore(std::string dir, const Job& job, bool resume)
     if (!host.is_object() || !host.contains("wall_s") || !host["wall_s"].is_object()) host = json::object();
     else host = host["wall_s"];
   }
-  for (auto it = doc["points"].begin(); it != doc["points"].end(); ++it) {
-    const fs::path pf = fs::path(dir_) / "points" / (it.key() + ".json");
-    if (!fs::exists(pf)) continue;  // listed but missing: run it again
+  // A point's file is its record (written whole, then renamed); the index may lag behind it by
+  // up to kIndexGap, so the files are what is read.
+  for (const auto& k : job_points(job)) {
+    const std::string id = point_id(job, k);
+    const fs::path pf = fs::path(dir_) / "points" / (id + ".json");
+    if (!fs::exists(pf)) continue;
     RunResult r = run_result_from_json(read_json(pf), pf.string());
-    const auto w = host.find(it.key());
+    const auto w = host.find(id);
     const double wall = w != host.end() && w->is_number() ? w->get<double>() : 0.0;
-    loaded_.emplace(it.key(), std::make_pair(std::move(r), wall));
-    points_[it.key()] = *it;
-    wall_[it.key()] = wall;
+    loaded_.emplace(id, std::make_pair(std::move(r), wall));
+    points_[id] = index_entry(k);
+    wall_[id] = wall;
   }
 }
 
@@ -416,15 +428,13 @@ void PointStore::save(const PointKey& k, const RunResult& r, double wall_seconds
   const std::string text = run_result_json(r).dump() + "\n";
   write_file_atomically((fs::path(dir_) / "points" / (id + ".json")).string(), text);
   std::lock_guard<std::mutex> g(mu_);
-  json entry = json::object();
-  entry["variant"] = k.variant;
-  entry["row"] = k.row;
-  entry["run"] = k.run;
   // Sorted by id, so that the index does not depend on the order the points finished in.
-  points_[id] = entry;
+  points_[id] = index_entry(k);
   wall_[id] = wall_seconds;
   dirty_ = true;
-  if (write_index) write_index_locked();
+  // Rewriting the whole index after every point costs O(points) each time: at most once per
+  // kIndexGap, and at flush().
+  if (write_index && std::chrono::steady_clock::now() - last_index_ >= kIndexGap) write_index_locked();
 }
 
 void PointStore::flush() {
@@ -448,6 +458,7 @@ void PointStore::write_index_locked() {
   write_file_atomically((fs::path(dir_) / "points" / "host.json").string(), host.dump(1) + "\n");
   write_file_atomically((fs::path(dir_) / "index.json").string(), doc.dump(1) + "\n");
   dirty_ = false;
+  last_index_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace slubsim

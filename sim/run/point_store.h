@@ -3,7 +3,8 @@
 // A point is one simulation: one variant (kernel, capacity, patches, --set values) x one task
 // count x one run (seed). As soon as a point's simulation ends it is written to
 // OUT/points/<id>.json, whole (a temporary name, then rename), and OUT/index.json is rewritten
-// the same way: the job's description and exactly the points on disk. `run --resume` reads them
+// the same way, at most once a second and when the job ends or stops: the job's description and
+// the points on disk. `run --resume` reads them
 // back, refuses a store made by another job, and runs only the points that are missing; the
 // results it assembles are byte-identical to an uninterrupted run's, because a point's JSON holds
 // its RunResult losslessly (integers as integers, doubles with round-trip precision).
@@ -16,6 +17,7 @@
 //   OUT/[<variant>/]stats.json, matrix.json, host.json   a variant's lkp files, written when its
 //                              last point is on disk
 #pragma once
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -41,6 +43,9 @@ json request_fields(const JobRequest& r);
 json run_result_json(const RunResult& r);
 RunResult run_result_from_json(const json& j, const std::string& file);
 
+// The longest the index lags behind the point files (a host-side choice, not a model figure).
+inline constexpr std::chrono::milliseconds kIndexGap{1000};
+
 class PointStore {
  public:
   // Opens DIR's store for `job`. resume = false: DIR must not hold a store already (its points
@@ -54,8 +59,9 @@ class PointStore {
   const json& description() const { return description_; }
   // Whether the point is on disk (loaded or saved since).
   bool has(const std::string& id) const;
-  // Writes the point, then (write_index) the index; safe to call from several threads. A caller
-  // saving many points at once (merge) passes write_index = false and calls flush() at the end.
+  // Writes the point, then (write_index) the index if it was last written over kIndexGap ago;
+  // safe to call from several threads. Call flush() when the job ends or stops. A point's file is
+  // its record: a store read back finds every point file even when the index lags behind.
   void save(const PointKey& k, const RunResult& r, double wall_seconds, bool write_index = true);
   // Writes the index if a point was saved without it (or the store has none yet).
   void flush();
@@ -70,6 +76,7 @@ class PointStore {
   std::map<std::string, std::pair<RunResult, double>> loaded_;
   mutable std::mutex mu_;
   bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_index_{};
 };
 
 // The first difference between two job descriptions, e.g. "seed was 1, now 2".

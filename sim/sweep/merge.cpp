@@ -20,16 +20,14 @@ bool same_dir(const fs::path& a, const fs::path& b) {
   return fs::exists(a) && fs::exists(b) && fs::equivalent(a, b, ec);
 }
 
-// A shard's job index: its description and the ids of its points.
+// A shard's job index, checked against this sweep's description, and its points' host seconds.
 struct ShardIndex {
-  std::string dir;
-  json points = json::object();
+  bool found = false;
   json wall = json::object();
 };
 
 ShardIndex read_shard_index(const fs::path& job_dir, const json& description) {
   ShardIndex ix;
-  ix.dir = job_dir.string();
   const fs::path index = job_dir / "index.json";
   if (!fs::exists(index)) return ix;  // the shard ran none of this job's points
   const json doc = load_json_file(index.string());
@@ -40,7 +38,7 @@ ShardIndex read_shard_index(const fs::path& job_dir, const json& description) {
                       fmt::format("the shard was made from other inputs ({}): rerun it with this host's configs, "
                                   "or merge on the host that ran it",
                                   first_difference(doc["job"], description)));
-  ix.points = doc["points"];
+  ix.found = true;
   const fs::path host = job_dir / "points" / "host.json";
   if (fs::exists(host)) {
     try {
@@ -125,19 +123,18 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
       const fs::path job_dir = fs::path(d) / sj.dir;
       if (same_dir(job_dir, root / sj.dir)) continue;
       const ShardIndex ix = read_shard_index(job_dir, store.description());
-      for (auto it = ix.points.begin(); it != ix.points.end(); ++it) {
-        const std::string& id = it.key();
-        auto k = keys.find(id);
-        if (k == keys.end())
-          throw ConfigError((job_dir / "index.json").string(), "points." + id, "not a point of this sweep");
+      // Without an index a shard's inputs cannot be checked: its points count as missing.
+      if (!ix.found) continue;
+      // The point files are the record (an index may lag behind them by PointStore's kIndexGap).
+      for (const auto& [id, key] : keys) {
         if (store.has(id)) continue;  // an earlier DIR (or OUT) has it
         const fs::path pf = job_dir / "points" / (id + ".json");
-        if (!fs::exists(pf)) continue;  // listed but lost: missing, reported below
+        if (!fs::exists(pf)) continue;
         RunResult r = run_result_from_json(load_json_file(pf.string()), pf.string());
         const auto w = ix.wall.find(id);
         const double wall = w != ix.wall.end() && w->is_number() ? w->get<double>() : 0.0;
-        store.save(k->second, r, wall, false);
-        take(id, k->second, std::move(r), wall);
+        store.save(key, r, wall, false);
+        take(id, key, std::move(r), wall);
       }
     }
     store.flush();

@@ -354,6 +354,10 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
   });
   ProgressMeter meter(shard.n > 1 ? "sweep shard " + shard.text() : "sweep", o.points_total, o.points_loaded, quiet);
   std::mutex mu;
+  auto flush_all = [&]() {  // every job has an index, even one with no point here
+    for (auto& st : stores) st->flush();
+  };
+  try {
   parallel_for(todo.size(), host_threads(jobs), [&](std::size_t t) {
     const SweepPoint& p = s.points[todo[t]];
     const Job& job = s.jobs[p.job].job;
@@ -371,7 +375,11 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
     if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
     meter.point_done(detail);
   }, stop);
-  for (auto& st : stores) st->flush();  // every job has an index, even one with no point here
+  } catch (...) {
+    flush_all();
+    throw;
+  }
+  flush_all();
   o.complete = o.points_done == o.points_total;
   if (o.complete) meter.finish();
   return o;
