@@ -305,7 +305,6 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
   if (fs::exists(record_file))
     check_same_sweep(load_json_file(record_file.string()), record, record_file.string(),
                      "this directory holds another sweep");
-  write_file_atomically(record_file.string(), record.dump(1) + "\n");
 
   // Each job's point store, resumed: the points on disk are not run again.
   std::vector<std::unique_ptr<PointStore>> stores;
@@ -319,6 +318,8 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
     results[j].wall_seconds.assign(job.variants.size(), 0);
     missing[j].assign(job.variants.size(), static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size());
   }
+  // Written once every store has been opened (a store of another job is refused first).
+  write_file_atomically(record_file.string(), record.dump(1) + "\n");
   SweepOutcome o;
   std::vector<std::size_t> todo;  // plan indices
   for (std::size_t i = 0; i < s.points.size(); ++i) {
@@ -358,23 +359,23 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
     for (auto& st : stores) st->flush();
   };
   try {
-  parallel_for(todo.size(), host_threads(jobs), [&](std::size_t t) {
-    const SweepPoint& p = s.points[todo[t]];
-    const Job& job = s.jobs[p.job].job;
-    const auto t0 = std::chrono::steady_clock::now();
-    RunResult r = simulate_point(job, p.key);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::lock_guard<std::mutex> g(mu);
-    stores[p.job]->save(p.key, r, wall);
-    const std::string detail = fmt::format("{} {} nr_task={} run={}: {} ops/s, {:.2f} s", s.jobs[p.job].dir,
-                                           job.variants[p.key.variant].label, job.nr_tasks[p.key.row],
-                                           p.key.run + 1, r.ops_per_sec, wall);
-    results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
-    results[p.job].wall_seconds[p.key.variant] += wall;
-    ++o.points_done;
-    if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
-    meter.point_done(detail);
-  }, stop);
+    parallel_for(todo.size(), host_threads(jobs), [&](std::size_t t) {
+      const SweepPoint& p = s.points[todo[t]];
+      const Job& job = s.jobs[p.job].job;
+      const auto t0 = std::chrono::steady_clock::now();
+      RunResult r = simulate_point(job, p.key);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> g(mu);
+      stores[p.job]->save(p.key, r, wall);
+      const std::string detail = fmt::format("{} {} nr_task={} run={}: {} ops/s, {:.2f} s", s.jobs[p.job].dir,
+                                             job.variants[p.key.variant].label, job.nr_tasks[p.key.row],
+                                             p.key.run + 1, r.ops_per_sec, wall);
+      results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
+      results[p.job].wall_seconds[p.key.variant] += wall;
+      ++o.points_done;
+      if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
+      meter.point_done(detail);
+    }, stop);
   } catch (...) {
     flush_all();
     throw;
