@@ -1,12 +1,10 @@
 #include "sim/run/job.h"
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
-#include <thread>
 
 #include "models/slub/cache.h"
 #include "models/slub/geometry.h"
@@ -372,6 +370,14 @@ Job resolve_job(const JobRequest& req) {
   return job;
 }
 
+JobResult empty_result(const Job& job) {
+  JobResult out;
+  out.runs.assign(job.variants.size(), std::vector<std::vector<RunResult>>(
+                                           job.request.runs, std::vector<RunResult>(job.nr_tasks.size())));
+  out.wall_seconds.assign(job.variants.size(), 0);
+  return out;
+}
+
 std::vector<PointKey> job_points(const Job& job) {
   std::vector<PointKey> units;
   for (std::size_t v = 0; v < job.variants.size(); ++v)
@@ -407,11 +413,7 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
                   const RunControl& control) {
   const std::vector<PointKey> units = job_points(job);
 
-  JobResult out;
-  out.runs.assign(job.variants.size(),
-                  std::vector<std::vector<RunResult>>(job.request.runs,
-                                                      std::vector<RunResult>(job.nr_tasks.size())));
-  out.wall_seconds.assign(job.variants.size(), 0);
+  JobResult out = empty_result(job);
   out.points_total = units.size();
   const std::size_t per_variant = static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size();
   std::vector<std::size_t> variant_done(job.variants.size(), 0);

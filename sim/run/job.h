@@ -112,6 +112,9 @@ struct JobResult {
   std::size_t points_total = 0;
 };
 
+// A result of the job's shape ([variant][run][row]) with no point in it yet.
+JobResult empty_result(const Job& job);
+
 // Where a point (one variant x one task count x one run) sits: JobResult::runs[variant][run][row].
 struct PointKey {
   std::size_t variant = 0;

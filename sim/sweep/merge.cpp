@@ -102,10 +102,7 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
     const SweepJob& sj = sweep.jobs[j];
     const Job& job = sj.job;
     PointStore store((root / sj.dir).string(), job, true);
-    JobResult result;
-    result.runs.assign(job.variants.size(), std::vector<std::vector<RunResult>>(
-                                                job.request.runs, std::vector<RunResult>(job.nr_tasks.size())));
-    result.wall_seconds.assign(job.variants.size(), 0);
+    JobResult result = empty_result(job);
     std::vector<std::size_t> have(job.variants.size(), 0);
     std::map<std::string, PointKey> keys;
     for (const auto& k : job_points(job)) keys[point_id(job, k)] = k;

@@ -313,9 +313,7 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
   for (std::size_t j = 0; j < s.jobs.size(); ++j) {
     const Job& job = s.jobs[j].job;
     stores.push_back(std::make_unique<PointStore>((root / s.jobs[j].dir).string(), job, true));
-    results[j].runs.assign(job.variants.size(), std::vector<std::vector<RunResult>>(
-                                                    job.request.runs, std::vector<RunResult>(job.nr_tasks.size())));
-    results[j].wall_seconds.assign(job.variants.size(), 0);
+    results[j] = empty_result(job);
     missing[j].assign(job.variants.size(), static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size());
   }
   // Written once every store has been opened (a store of another job is refused first).

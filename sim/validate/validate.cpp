@@ -1,14 +1,12 @@
 #include "sim/validate/validate.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <thread>
 
 #include "sim/run/parallel.h"
 #include "sim/run/progress.h"
