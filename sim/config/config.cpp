@@ -232,6 +232,21 @@ json parse_json_text(const std::string& text, const std::string& file) {
   }
 }
 
+bool is_file(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+bool is_dir(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec);
+}
+
+bool path_exists(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::exists(p, ec);
+}
+
 json load_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path, "", "cannot open file");

@@ -1,6 +1,7 @@
 // Reading configs at the edge: JSON files into plain structs, with errors that name the file
 // and the field. Models never read files.
 #pragma once
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -94,6 +95,13 @@ class JsonView {
   std::string path_;
   std::shared_ptr<ReadLog> log_;
 };
+
+// Whether a path names a file / a directory / anything. Never throws: a name the system refuses
+// (too long, a component that is not a directory, no permission) is simply not there, so the
+// caller's own ConfigError names it rather than a filesystem_error escaping as a crash.
+bool is_file(const std::filesystem::path& p);
+bool is_dir(const std::filesystem::path& p);
+bool path_exists(const std::filesystem::path& p);
 
 // Parse a JSON file; a missing file, a syntax error or a number beyond a double is a
 // ConfigError naming the file and the line and column.

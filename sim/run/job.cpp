@@ -38,16 +38,16 @@ std::string resolve_config(const std::string& home, const std::string& dir,
                  (name_or_file.size() > 5 &&
                   name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0);
   if (is_path) {
-    if (!fs::is_regular_file(name_or_file))
+    if (!is_file(name_or_file))
       throw ConfigError(name_or_file, option, "no such file");
     return name_or_file;
   }
   fs::path p = fs::path(home) / dir / (name_or_file + ".json");
-  if (!fs::is_regular_file(p)) {
+  if (!is_file(p)) {
     std::vector<std::string> known;
-    if (fs::is_directory(fs::path(home) / dir))
-      for (const auto& e : fs::directory_iterator(fs::path(home) / dir))
-        if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
+    std::error_code ec;
+    for (fs::directory_iterator it(fs::path(home) / dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") known.push_back(it->path().stem().string());
     std::sort(known.begin(), known.end());
     throw ConfigError(p.string(), option,
                       fmt::format("unknown preset '{}'; known: {}", name_or_file,

@@ -376,7 +376,7 @@ json read_json(const fs::path& p) {
 PointStore::PointStore(std::string dir, const Job& job, bool resume)
     : dir_(std::move(dir)), job_(job), description_(job_description(job)) {
   const fs::path index = fs::path(dir_) / "index.json";
-  if (!fs::exists(index)) return;  // a fresh store (resume or not: nothing to resume)
+  if (!path_exists(index)) return;  // a fresh store (resume or not: nothing to resume)
   if (!resume)
     throw ConfigError(index.string(), "--out",
                       "this directory holds the points of an earlier job: add --resume to finish it, or "
@@ -395,7 +395,7 @@ PointStore::PointStore(std::string dir, const Job& job, bool resume)
   // Host seconds are for reports only: a missing or damaged host file costs them, not the points.
   json host = json::object();
   const fs::path hf = fs::path(dir_) / "points" / "host.json";
-  if (fs::exists(hf)) {
+  if (path_exists(hf)) {
     try {
       host = read_json(hf);
     } catch (const ConfigError&) {
@@ -408,7 +408,7 @@ PointStore::PointStore(std::string dir, const Job& job, bool resume)
   for (const auto& k : job_points(job)) {
     const std::string id = point_id(job, k);
     const fs::path pf = fs::path(dir_) / "points" / (id + ".json");
-    if (!fs::exists(pf)) continue;
+    if (!path_exists(pf)) continue;
     RunResult r = run_result_from_json(read_json(pf), pf.string());
     const auto w = host.find(id);
     const double wall = w != host.end() && w->is_number() ? w->get<double>() : 0.0;
@@ -439,7 +439,7 @@ void PointStore::save(const PointKey& k, const RunResult& r, double wall_seconds
 
 void PointStore::flush() {
   std::lock_guard<std::mutex> g(mu_);
-  if (dirty_ || !fs::exists(fs::path(dir_) / "index.json")) write_index_locked();
+  if (dirty_ || !path_exists(fs::path(dir_) / "index.json")) write_index_locked();
 }
 
 void PointStore::write_index_locked() {

@@ -17,7 +17,7 @@ constexpr std::size_t kMissingListed = 8;
 
 bool same_dir(const fs::path& a, const fs::path& b) {
   std::error_code ec;
-  return fs::exists(a) && fs::exists(b) && fs::equivalent(a, b, ec);
+  return path_exists(a) && path_exists(b) && fs::equivalent(a, b, ec);
 }
 
 // A shard's job index, checked against this sweep's description, and its points' host seconds.
@@ -29,7 +29,7 @@ struct ShardIndex {
 ShardIndex read_shard_index(const fs::path& job_dir, const json& description) {
   ShardIndex ix;
   const fs::path index = job_dir / "index.json";
-  if (!fs::exists(index)) return ix;  // the shard ran none of this job's points
+  if (!path_exists(index)) return ix;  // the shard ran none of this job's points
   const json doc = load_json_file(index.string());
   if (!doc.is_object() || !doc.contains("job") || !doc.contains("points") || !doc["points"].is_object())
     throw ConfigError(index.string(), "", "not a point store index (a damaged shard)");
@@ -40,7 +40,7 @@ ShardIndex read_shard_index(const fs::path& job_dir, const json& description) {
                                   first_difference(doc["job"], description)));
   ix.found = true;
   const fs::path host = job_dir / "points" / "host.json";
-  if (fs::exists(host)) {
+  if (path_exists(host)) {
     try {
       const json h = load_json_file(host.string());
       if (h.is_object() && h.contains("wall_s") && h["wall_s"].is_object()) ix.wall = h["wall_s"];
@@ -57,14 +57,14 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
   if (dirs.empty()) throw ConfigError("command line", "merge", "give the shard directories to merge");
   // One sweep: every DIR's record equal to the first's.
   const fs::path first_record = fs::path(dirs[0]) / "sweep.json";
-  if (!fs::exists(first_record))
+  if (!path_exists(first_record))
     throw ConfigError(first_record.string(), "", "not a sweep's output (no sweep.json)");
   const json record = load_json_file(first_record.string());
   if (!record.is_object() || !record.contains("sweep"))
     throw ConfigError(first_record.string(), "", "not a sweep record");
   for (std::size_t i = 1; i < dirs.size(); ++i) {
     const fs::path f = fs::path(dirs[i]) / "sweep.json";
-    if (!fs::exists(f)) throw ConfigError(f.string(), "", "not a sweep's output (no sweep.json)");
+    if (!path_exists(f)) throw ConfigError(f.string(), "", "not a sweep's output (no sweep.json)");
     // Named "was" the first DIR's, "now" this one's.
     json mine = load_json_file(f.string());
     if (!mine.is_object() || mine.value("format", 0) != record.value("format", 0) || !mine.contains("sweep") ||
@@ -88,7 +88,7 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
   check_same_sweep(record, merged_record, first_record.string(), "the sweep resolves differently here");
   const fs::path root(out);
   const fs::path out_record = root / "sweep.json";
-  if (fs::exists(out_record) && !same_dir(root, dirs[0]))
+  if (path_exists(out_record) && !same_dir(root, dirs[0]))
     check_same_sweep(load_json_file(out_record.string()), merged_record, out_record.string(),
                      "--out holds another sweep");
 
@@ -126,7 +126,7 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
       for (const auto& [id, key] : keys) {
         if (store.has(id)) continue;  // an earlier DIR (or OUT) has it
         const fs::path pf = job_dir / "points" / (id + ".json");
-        if (!fs::exists(pf)) continue;
+        if (!path_exists(pf)) continue;
         RunResult r = run_result_from_json(load_json_file(pf.string()), pf.string());
         const auto w = ix.wall.find(id);
         const double wall = w != ix.wall.end() && w->is_number() ? w->get<double>() : 0.0;

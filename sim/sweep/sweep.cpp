@@ -302,7 +302,7 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
   const fs::path root(out);
   const json record = sweep_record(s, shard);
   const fs::path record_file = root / "sweep.json";
-  if (fs::exists(record_file))
+  if (path_exists(record_file))
     check_same_sweep(load_json_file(record_file.string()), record, record_file.string(),
                      "this directory holds another sweep");
 

@@ -397,11 +397,12 @@ Experiment load_experiment(const std::string& file) { return parse_experiment(lo
 
 std::vector<Experiment> load_experiments(const std::string& dir_or_file, const std::string& only) {
   std::vector<std::string> files;
-  if (fs::is_regular_file(dir_or_file)) {
+  if (is_file(dir_or_file)) {
     files.push_back(dir_or_file);
-  } else if (fs::is_directory(dir_or_file)) {
-    for (const auto& entry : fs::directory_iterator(dir_or_file))
-      if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
+  } else if (is_dir(dir_or_file)) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir_or_file, ec), end; !ec && it != end; it.increment(ec))
+      if (is_file(it->path()) && it->path().extension() == ".json") files.push_back(it->path().string());
     std::sort(files.begin(), files.end());
     if (files.empty()) throw ConfigError(dir_or_file, "--experiments", "no experiment files (*.json) here");
   } else {

@@ -77,7 +77,7 @@ Fit read_fit(const json& doc, const std::string& file, const std::string& id, co
 
 Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string& topology) {
   std::string file = fit_path(fits_dir, e.id, topology);
-  if (!fs::is_regular_file(file))
+  if (!is_file(file))
     throw ConfigError(file, "", fmt::format("no fit for experiment '{}' on topology '{}': run 'slubsim validate "
                                             "--calibrate --only {}' first",
                                             e.id, topology, e.id));
@@ -108,7 +108,7 @@ Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string
 Fit load_borrowed_fit(const std::string& fits_dir, const Experiment& e, const std::string& home) {
   const BorrowedFit& b = *e.fit_from;
   std::string file = fit_path(fits_dir, b.experiment, b.topology);
-  if (!fs::is_regular_file(file))
+  if (!is_file(file))
     throw ConfigError(e.file, "fit_from", fmt::format("no fit file {}: run 'slubsim validate --calibrate --only {}' first",
                                                       file, b.experiment));
   Fit f = read_fit(load_json_file(file), file, b.experiment, b.topology);

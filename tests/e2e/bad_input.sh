@@ -127,6 +127,10 @@ expect_error "--interval: '-1ms' must be positive" --topology small-2s-8c --inte
 expect_error "--runs: must be between 1 and 1000" --topology small-2s-8c --runs 0
 expect_error "--jobs: must be between 0 and 1024" --topology small-2s-8c --jobs 5000
 expect_error "'%value%' cannot appear in an argument" --topology small-2s-8c --runs "6e%value%x"  # once a hang (fuzz_cli)
+# A name the file system refuses (ENAMETOOLONG) is an unknown preset, not a filesystem_error (fuzz_sweep).
+long=$(printf 'w%.0s' $(seq 1 300))
+expect_error "unknown preset '$long'" --topology small-2s-8c --workload "$long"
+expect_error "no such file" --topology "$tmp/$long/x.json"
 exp="$cfg/experiments/t15-delay-freezing-amd128.json"
 sed 's/"runs": 1,/"runs": 1e99999,/' "$exp" > "$tmp/t15-delay-freezing-amd128.json"
 expect_validate_error "t15-delay-freezing-amd128.json: line " --experiments "$tmp/t15-delay-freezing-amd128.json"
