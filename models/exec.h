@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "models/ledger.h"
 #include "models/time.h"
 
 namespace slubsim {
@@ -82,6 +83,25 @@ enum class Account : std::uint8_t {
 };
 inline constexpr int kNrAccounts = 5;
 
+// Where one CPU's time went in an interval: busy time per account, spinning for locks, sleeping.
+// Over the measurement window the parts of a task's CPU sum to the window.
+struct TaskTime {
+  std::array<Time, kNrAccounts> busy{};
+  Time lock_wait = 0;
+  Time idle = 0;
+  Time total() const {
+    Time t = lock_wait + idle;
+    for (Time b : busy) t += b;
+    return t;
+  }
+  void add(const TaskTime& o) {
+    for (int a = 0; a < kNrAccounts; ++a) busy[static_cast<std::size_t>(a)] += o.busy[static_cast<std::size_t>(a)];
+    lock_wait += o.lock_wait;
+    idle += o.idle;
+  }
+};
+inline const Grid kWholeRun{};
+
 class Exec {
  public:
   virtual ~Exec() = default;
@@ -94,7 +114,7 @@ class Exec {
   Time now() const noexcept { return now_; }
 
   // CPU-private work. Scaled by the driver's private-work factor (an SMT sibling busy too).
-  void spend(Time t) noexcept {
+  void spend(Time t) {
     const Time d = t * private_scale_permille_ / 1000;
     charge(now_, now_ + d);
     now_ += d;
@@ -111,19 +131,39 @@ class Exec {
   static constexpr int kMaxFrames = 16;
   int depth() const noexcept { return depth_ < kMaxFrames ? depth_ : kMaxFrames; }
   const char* frame(int i) const noexcept { return frames_[static_cast<std::size_t>(i)]; }
-  // Time charged to account a inside the accounting window (everything, unless the driver set
-  // one).
-  Time accounted(Account a) const noexcept { return accounted_[static_cast<int>(a)]; }
-  // Only time inside [begin, end) of this CPU's clock is accounted (the measurement window).
-  void set_account_window(Time begin, Time end) noexcept {
-    account_begin_ = begin;
-    account_end_ = end;
+  // Where this CPU's time went, per interval of the grid (models/ledger.h).
+  const Ledger<TaskTime>& times() const noexcept { return times_; }
+  // Time charged to account a in intervals [r.from, r.to) (everything by default).
+  Time accounted(Account a, IntervalRange r = {0, INT32_MAX}) const {
+    return times_.sum(r.from, r.to).busy[static_cast<int>(a)];
   }
-  // The part of [from, to) inside the accounting window.
-  Time in_account_window(Time from, Time to) const noexcept {
-    const Time b = from > account_begin_ ? from : account_begin_;
-    const Time e = to < account_end_ ? to : account_end_;
-    return e > b ? e - b : 0;
+  // The intervals time is counted by (the default: one interval, all time).
+  void set_grid(const Grid* g) noexcept {
+    grid_ = g;
+    cur_ = g->of(now_);
+    cur_begin_ = g->begin(cur_);
+    cur_end_ = g->end(cur_);
+    times_.at(cur_);
+  }
+  // Adds [from, to) of this CPU's clock to the field `f` of each interval it spans.
+  template <class F>
+  void add_time(Time from, Time to, F f) {
+    if (from >= cur_begin_ && to <= cur_end_) {
+      f(times_.at(cur_)) += to - from;
+      return;
+    }
+    while (from < to) {
+      const int i = grid_->of(from);
+      const Time e = grid_->end(i) < to ? grid_->end(i) : to;
+      f(times_.at(i)) += e - from;
+      from = e;
+    }
+    if (to > cur_end_ || to < cur_begin_) {
+      cur_ = grid_->of(to);
+      cur_begin_ = grid_->begin(cur_);
+      cur_end_ = grid_->end(cur_);
+      times_.at(cur_);
+    }
   }
 
   struct Awaiter {
@@ -150,8 +190,9 @@ class Exec {
   // mem_node: numa_mem_id(), the node whose memory this CPU allocates from (-1: node itself).
   Exec(int cpu, int node, int mem_node = -1) : cpu_(cpu), node_(node), mem_node_(mem_node < 0 ? node : mem_node) {}
   // [from, to) of this CPU's clock was spent on the current account.
-  void charge(Time from, Time to) noexcept {
-    accounted_[static_cast<int>(account_)] += in_account_window(from, to);
+  void charge(Time from, Time to) {
+    const int a = static_cast<int>(account_);
+    add_time(from, to, [a](TaskTime& x) -> Time& { return x.busy[a]; });
     if (account_ >= Account::SlabSlow) qs_blocked_ += to - from;
   }
   // Try to grant req now. True: granted inline (now_ and result_ updated); the path goes on.
@@ -166,10 +207,12 @@ class Exec {
   std::int64_t private_scale_permille_ = 1000;
   bool result_ = true;
   Account account_ = Account::NonSlab;
-  std::array<Time, kNrAccounts> accounted_{};
+  const Grid* grid_ = &kWholeRun;
+  Ledger<TaskTime> times_;
+  int cur_ = 0;  // the interval of the clock's last charge, and its bounds
+  Time cur_begin_ = 0, cur_end_ = kForever;
   std::array<const char*, kMaxFrames> frames_{};
   int depth_ = 0;  // may exceed kMaxFrames; frames past it are not recorded
-  Time account_begin_ = 0, account_end_ = kForever;
   Time qs_blocked_ = 0;
 };
 

@@ -85,11 +85,14 @@ TEST_CASE("why: an account scope only makes the account more specific, and resto
   CHECK(e.accounted(Account::SlabFast) == 21);
   CHECK(e.accounted(Account::SlabSlow) == 35);
   CHECK(e.accounted(Account::Rcu) == 7);
-  // Only the window counts.
-  e.set_account_window(e.now() + 2, e.now() + 5);
+  // Time is counted by interval of the grid; a window is the sum of its intervals.
+  const Grid g = Grid::window(e.now() + 2, e.now() + 5);
+  e.set_grid(&g);
   e.spend(4);  // 2 inside
   e.spend(4);  // 1 inside
-  CHECK(e.accounted(Account::NonSlab) == 13);
+  CHECK(e.accounted(Account::NonSlab, {1, 2}) == 3);
+  CHECK(e.accounted(Account::NonSlab, {2, 3}) == 3);
+  CHECK(e.accounted(Account::NonSlab) == 18);
 }
 
 TEST_CASE("why: every kernel's categories sum to each task's time in the window") {

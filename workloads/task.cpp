@@ -255,10 +255,11 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
                                                             : instance(key));
     }
   }
+  bound.object_ops = std::make_unique<std::vector<Ledger<ObjectOps>>>(p.caches.size());
   for (auto& t : out) {
     t.slub = slub;
     t.sheaves.assign(p.caches.size(), nullptr);
-    t.object_ops.assign(p.caches.size(), {});
+    t.object_ops = bound.object_ops.get();
     for (const auto& name : p.caches) {
       slub::KmemCache* c = slub ? slub->find(name) : nullptr;
       if (!c) throw std::invalid_argument("workload uses cache '" + name + "' which is not configured");
@@ -268,7 +269,7 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
   return bound;
 }
 
-Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, Time stop) {
+Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
   while (exec.now() < stop) {
     co_await run_steps(exec, p.steps, b);
     b.counter.add(exec.now(), static_cast<std::uint64_t>(p.ops_per_iteration));

@@ -7,22 +7,22 @@
 
 #include "models/co.h"
 #include "models/exec.h"
+#include "models/ledger.h"
 #include "models/random.h"
 #include "models/slub/slub.h"
 #include "workloads/program.h"
 
 namespace slubsim {
 
-// The per-task will-it-scale counter. The parent samples it at the edges of the measurement
-// window; with CPUs running ahead on their own clocks that is the same as counting the
-// iterations that complete inside [begin, end).
+// The per-task will-it-scale counter: iterations by the interval of the run's grid in which they
+// complete (models/ledger.h), so that a window's count is the iterations completed inside it.
 struct Counter {
-  Time begin = 0, end = 0;
-  std::uint64_t in_window = 0;
+  const Grid* grid = &kWholeRun;
+  Ledger<std::uint64_t> ops;
   std::uint64_t total = 0;
   void add(Time t, std::uint64_t n) {
     total += n;
-    if (t >= begin && t < end) in_window += n;
+    ops.at(grid->of(t)) += n;
   }
 };
 
@@ -76,6 +76,14 @@ struct Pool {
   bool shared = false;
 };
 
+// Objects allocated, freed and kfree_rcu'd (TaskBinding::ObjectOp order).
+struct ObjectOps {
+  std::array<std::uint64_t, 3> n{};
+  void add(const ObjectOps& o) {
+    for (std::size_t k = 0; k < n.size(); ++k) n[k] += o.n[k];
+  }
+};
+
 // A task's view of the program's shared objects: the instance of each declared lock, line and
 // pool that this task uses (chosen by scope), the caches, and its random stream.
 struct TaskBinding {
@@ -86,11 +94,12 @@ struct TaskBinding {
   std::vector<slub::KmemCache*> caches;  // by Program::caches index
   slub::Slub* slub = nullptr;
   std::vector<slub::Sheaf*> sheaves;     // a prefilled sheaf held per cache, or null
-  // Objects allocated, freed and kfree_rcu'd in the window, per cache (slab traffic per op).
+  // Objects allocated, freed and kfree_rcu'd, per cache and interval (slab traffic per op),
+  // summed over all tasks: BoundProgram::object_ops.
   enum ObjectOp { kAlloc, kFree, kKfreeRcu, kNrObjectOps };
-  std::vector<std::array<std::uint64_t, kNrObjectOps>> object_ops;
+  std::vector<Ledger<ObjectOps>>* object_ops = nullptr;
   void count(const Exec& e, int cache, ObjectOp op, std::uint64_t n) {
-    if (e.now() >= counter.begin && e.now() < counter.end) object_ops[cache][op] += n;
+    (*object_ops)[static_cast<std::size_t>(cache)].at(counter.grid->of(e.now())).n[op] += n;
   }
   // One step's objects on their way between the pool and the allocator (steps run one at a
   // time, so one buffer serves them all; it keeps its capacity, so steps allocate nothing).
@@ -103,6 +112,9 @@ struct TaskBinding {
 // Every instance of a run's shared objects, and each task's binding to them.
 struct BoundProgram {
   std::vector<std::unique_ptr<Pool>> pools;
+  // Per cache, all tasks (TaskBinding::object_ops points here; a heap block, so the binding's
+  // pointer survives moving the BoundProgram).
+  std::unique_ptr<std::vector<Ledger<ObjectOps>>> object_ops;
   std::vector<TaskBinding> tasks;
 };
 
@@ -112,6 +124,7 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
                           const std::vector<int>& task_node, int nr_nodes, slub::Slub* slub);
 
 // The task loop: run the program until the task's clock passes `stop`.
-Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, Time stop);
+// `stop` may move while the task runs (the settle rule ends the window when it is satisfied).
+Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop);
 
 }  // namespace slubsim

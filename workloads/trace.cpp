@@ -76,7 +76,7 @@ void wait_until(Exec& e, Time until, double work_factor) {
 }
 
 Co<void> replay_event(Exec& e, BoundTrace& bt, int task, TaskBinding& b, const TraceEvent& ev,
-                      std::uint32_t pass, Time stop) {
+                      std::uint32_t pass, const Time& stop) {
   TraceTask& tt = bt.tasks[static_cast<std::size_t>(task)];
   slub::KmemCache& cache = *b.caches[ev.cache];
   const std::uint64_t key = (static_cast<std::uint64_t>(pass) << 32) | ev.object;
@@ -130,7 +130,7 @@ Co<void> replay_event(Exec& e, BoundTrace& bt, int task, TaskBinding& b, const T
 
 }  // namespace
 
-Co<void> replay_trace(Exec& e, BoundTrace& bt, int task, TaskBinding& b, Time stop) {
+Co<void> replay_trace(Exec& e, BoundTrace& bt, int task, TaskBinding& b, const Time& stop) {
   const Trace& t = *bt.trace;
   TraceTask& tt = bt.tasks[static_cast<std::size_t>(task)];
   const double speed = bt.replay.speed;

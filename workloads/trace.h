@@ -103,6 +103,6 @@ BoundTrace bind_trace(const Trace& t, const TraceReplay& replay, Shared& shared,
 // The task loop of a replay: events at their timestamps, the trace again (shifted by its
 // period) until `stop`. b supplies the slub model, the caches (by Trace::caches index), the
 // counter (one per event replayed) and the allocation-failure count.
-Co<void> replay_trace(Exec& e, BoundTrace& bt, int task, TaskBinding& b, Time stop);
+Co<void> replay_trace(Exec& e, BoundTrace& bt, int task, TaskBinding& b, const Time& stop);
 
 }  // namespace slubsim

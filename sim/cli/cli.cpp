@@ -77,12 +77,16 @@ void add_job_options(po::options_description& d, JobRequest& r) {
          r.seed = parse_seed(s);
        }),
        "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
-      ("duration", po::value(&r.duration)->default_value(r.duration),
-       "measured window in simulated time (s, ms, us, ns); the default is the experiments' steady-state window, and a window under three RCU grace periods draws a warning; e.g. --duration 24ms")
-      ("warmup", po::value(&r.warmup)->default_value(r.warmup),
-       "simulated warm-up before the window (0 for none); one shorter than RCU needs to settle (three grace periods) draws a warning; e.g. --warmup 40ms")
+      ("duration", po::value(&r.duration),
+       "a fixed measured window in simulated time (s, ms, us, ns) instead of the settle rule's (default: each point runs until the transient is over and the mean's 95% confidence interval is within --settle-ci); with it alone the warm-up is 20ms; a window that is not settled draws a warning; e.g. --duration 24ms")
+      ("warmup", po::value(&r.warmup),
+       "a fixed simulated warm-up before the window (0 for none) instead of the settle rule's; with it alone the window is 12ms; e.g. --warmup 40ms")
+      ("settle-ci", po::value(&r.settle_ci)->default_value(r.settle_ci),
+       "the settle rule's target: 95% confidence half-width of the mean throughput, as a share of it; e.g. --settle-ci 1%")
+      ("settle-cap", po::value(&r.settle_cap)->default_value(r.settle_cap),
+       "the most simulated time the settle rule may run a point; a point that has not settled by then says so; e.g. --settle-cap 3s")
       ("interval", po::value(&r.interval),
-       "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys; is the window steady?); e.g. --interval 4ms")
+       "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys); e.g. --interval 4ms")
       ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
       ("home", po::value(&r.home)->default_value(r.home),
        "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME); e.g. --home /opt/slubsim");

@@ -178,6 +178,7 @@ int run(std::vector<std::string> args) {
                              result.points_done, result.points_total, out);
     return 128 + static_cast<int>(g_signal);
   }
+  for (const auto& w : settle_warnings(job, result)) std::cerr << "slubsim: warning: " << w << "\n";
   if (table)
     std::cout << format_table(job, result);
   else if (out.empty())

@@ -44,21 +44,14 @@ void Cpu::park(std::coroutine_handle<> h) {
 }
 
 void Cpu::grant(Time at, bool result) {
-  const Time waited = in_account_window(wait_since_, at);
   if (sleeping_) {
-    idle_ += waited;
+    add_time(wait_since_, at, [](TaskTime& x) -> Time& { return x.idle; });
     sleeping_ = false;
-  } else {
-    lock_wait_ += waited;
+  } else if (at > wait_since_) {
+    add_time(wait_since_, at, [](TaskTime& x) -> Time& { return x.lock_wait; });
     spin_total_ += at - wait_since_;
     qs_blocked_ += at - wait_since_;  // spinning: no quiescent state at a tick
-    std::string stack;
-    if (waited > 0)
-      for (int i = 0; i < depth(); ++i) {
-        if (i) stack += ';';
-        stack += frame(i);
-      }
-    world_.note_wait(waiting_for_, account_ != Account::NonSlab, waited, stack);
+    world_.note_wait(waiting_for_, account_ != Account::NonSlab, wait_since_, at, *this);
   }
   now_ = at;
   result_ = result;

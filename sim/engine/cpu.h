@@ -10,7 +10,8 @@
 // Accounting ("why" report, models/exec.h): spend() and every granted access are charged to the
 // path's current account; the time from a lock request to its hand-over is charged to that lock
 // (World::note_wait) and to this CPU's lock-wait total, or to idle when the waiter sleeps. Only
-// time inside the measurement window counts.
+// time is counted by interval of
+// the run's grid (models/ledger.h), and a report sums the intervals of its window.
 #pragma once
 #include <coroutine>
 #include <optional>
@@ -41,13 +42,8 @@ class Cpu final : public Exec, public Process {
   // Called by the World when it hands a lock to this CPU at `at`.
   void grant(Time at, bool result);
 
-  // Time this CPU slept (idle) inside the window.
-  Time idle() const { return idle_; }
-  // Time this CPU spun waiting for locks inside the window.
-  Time lock_wait() const { return lock_wait_; }
-  // Time this CPU spun waiting for locks since it started, window or not (the interval series).
+  // Time this CPU spun waiting for locks since it started (the interval series).
   Time spin_total() const { return spin_total_; }
-  void set_window(Time begin, Time end) { set_account_window(begin, end); }
 
   void fire() override;
 
@@ -69,8 +65,6 @@ class Cpu final : public Exec, public Process {
   State state_ = State::Running;
   bool sleeping_ = false;
   Time wait_since_ = 0;
-  Time idle_ = 0;
-  Time lock_wait_ = 0;
   Time spin_total_ = 0;
 };
 

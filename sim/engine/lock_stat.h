@@ -1,5 +1,7 @@
 // lock_stat-like counters (kernel/locking/lockdep_proc.c field names), kept per lock instance
-// and summed per class in reports. Only events inside the measurement window count.
+// and summed per class in reports. An event counts in the interval of the time it began (an
+// acquisition or a wait at its request, a hold at its acquisition): lock_stat of a window counts
+// the acquisitions that started inside it.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -14,6 +14,7 @@
 #include <deque>
 #include <string>
 
+#include "models/ledger.h"
 #include "models/time.h"
 #include "sim/engine/lock_stat.h"
 
@@ -21,12 +22,15 @@ namespace slubsim {
 
 class Cpu;
 
-// Time CPUs spent waiting for one lock inside the measurement window (clipped to it), split by
-// whether they waited in allocator code or outside it (the "why" report; sleeping waiters are
-// idle and not counted here).
+// Time CPUs spent waiting for one lock in an interval, split by whether they waited in
+// allocator code or outside it (the "why" report; sleeping waiters are idle and not counted here).
 struct WaitTime {
   Time slab = 0;
   Time nonslab = 0;
+  void add(const WaitTime& o) {
+    slab += o.slab;
+    nonslab += o.nonslab;
+  }
 };
 
 struct LockWaiter {
@@ -45,8 +49,8 @@ struct QSpinLock {
   std::deque<LockWaiter> queue;
   int cls = 0;  // index into the lock class names
   std::string instance;
-  LockStat stat;
-  WaitTime waited;
+  Ledger<LockStat> stat;  // per interval of the run's grid
+  Ledger<WaitTime> waited;
 };
 
 struct Rwsem {
@@ -57,8 +61,8 @@ struct Rwsem {
   std::deque<LockWaiter> queue;
   int cls = 0;
   std::string instance;
-  LockStat stat;
-  WaitTime waited;
+  Ledger<LockStat> stat;  // per interval of the run's grid
+  Ledger<WaitTime> waited;
 };
 
 }  // namespace slubsim

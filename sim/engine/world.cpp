@@ -1,5 +1,6 @@
 #include "sim/engine/world.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/engine/cpu.h"
@@ -37,6 +38,46 @@ RwsemId World::new_rwsem(std::string_view cls, std::string_view instance, int ho
   s.instance = std::string(instance);
   rwsems_.push_back(std::move(s));
   return {static_cast<std::uint32_t>(rwsems_.size() - 1)};
+}
+
+bool World::StackKey::operator<(const StackKey& o) const {
+  if (cls != o.cls) return cls < o.cls;
+  if (depth != o.depth) return depth < o.depth;
+  for (int i = 0; i < depth; ++i)
+    if (frames[static_cast<std::size_t>(i)] != o.frames[static_cast<std::size_t>(i)])
+      return std::less<const char*>{}(frames[static_cast<std::size_t>(i)], o.frames[static_cast<std::size_t>(i)]);
+  return false;
+}
+
+std::string World::StackKey::folded() const {
+  std::string s;
+  for (int i = 0; i < depth; ++i) {
+    if (i) s += ';';
+    s += frames[static_cast<std::size_t>(i)];
+  }
+  return s;
+}
+
+void World::note_wait(const Request& r, bool in_slab, Time from, Time to, const Exec& e) {
+  const bool spin = r.kind == Req::SpinLock;
+  Ledger<WaitTime>& w = spin ? locks_[r.id].waited : rwsems_[r.id].waited;
+  Ledger<Time>* stack = nullptr;
+  if (spin) {
+    StackKey k;
+    k.cls = locks_[r.id].cls;
+    k.depth = e.depth();
+    for (int i = 0; i < k.depth; ++i) k.frames[static_cast<std::size_t>(i)] = e.frame(i);
+    stack = &stack_waits_[k];
+  }
+  // The wait split at the grid's edges: each part counts in its own interval.
+  while (from < to) {
+    const int i = grid_->of(from);
+    const Time end = std::min(grid_->end(i), to);
+    WaitTime& x = w.at(i);
+    (in_slab ? x.slab : x.nonslab) += end - from;
+    if (stack) stack->at(i) += end - from;
+    from = end;
+  }
 }
 
 Time World::handoff(int from, int to, const Line& l) const {
@@ -80,11 +121,10 @@ Outcome World::spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only) {
     Time done = coh_.write(word, c, t);
     l.holder = c;
     l.held_since = done;
-    if (in_window(t)) {
-      ++l.stat.acquisitions;
-      if (bounce) ++l.stat.acq_bounces;
-      l.stat.waited(0);
-    }
+    LockStat& st = l.stat.at(grid_->of(t));
+    ++st.acquisitions;
+    if (bounce) ++st.acq_bounces;
+    st.waited(0);
     return {true, done, true};
   }
   if (try_only) return {true, coh_.read(word, c, t), false};
@@ -107,7 +147,7 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   int c = cpu.cpu();
   if (l.holder != c) throw std::logic_error("spin_unlock by a CPU that does not hold the lock");
   Line& word = lines_[l.line];
-  if (in_window(l.held_since)) l.stat.held(t - l.held_since);
+  l.stat.at(grid_->of(l.held_since)).held(t - l.held_since);
   if (l.queue.empty()) {
     // The releasing store: pays for invalidating pollers, but the releaser does not wait.
     word.spinner = -1;
@@ -132,14 +172,15 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   }
   l.holder = n;
   l.held_since = at;
-  if (in_window(next.since)) {
-    ++l.stat.acquisitions;
-    ++l.stat.contentions;
-    ++l.stat.acq_bounces;
-    ++l.stat.con_bounces;
-    l.stat.waited(at - next.since);
-    ++l.stat.handoffs;
-    l.stat.handoff_total += at - t;
+  {
+    LockStat& st = l.stat.at(grid_->of(next.since));
+    ++st.acquisitions;
+    ++st.contentions;
+    ++st.acq_bounces;
+    ++st.con_bounces;
+    st.waited(at - next.since);
+    ++st.handoffs;
+    st.handoff_total += at - t;
   }
   next.cpu->grant(at, true);
   return t;
@@ -203,11 +244,10 @@ Outcome World::down(Cpu& cpu, Rwsem& s, Time t, bool write) {
     } else if (s.readers++ == 0) {
       s.held_since = done;
     }
-    if (in_window(t)) {
-      ++s.stat.acquisitions;
-      if (bounce) ++s.stat.acq_bounces;
-      s.stat.waited(0);
-    }
+    LockStat& st = s.stat.at(grid_->of(t));
+    ++st.acquisitions;
+    if (bounce) ++st.acq_bounces;
+    st.waited(0);
     return {true, done, true};
   }
   s.queue.push_back({&cpu, t, write});
@@ -224,7 +264,7 @@ Time World::up(Cpu& cpu, Rwsem& s, Time t, bool write) {
     if (s.readers <= 0) throw std::logic_error("up_read without a reader");
     --s.readers;
   }
-  if (s.writer < 0 && s.readers == 0 && in_window(s.held_since)) s.stat.held(t - s.held_since);
+  if (s.writer < 0 && s.readers == 0) s.stat.at(grid_->of(s.held_since)).held(t - s.held_since);
   Time done = coh_.write(word, c, t);
   if (s.writer < 0 && s.readers == 0) grant_rwsem_waiters(s, c, done);
   return done;
@@ -247,14 +287,15 @@ void World::grant_rwsem_waiters(Rwsem& s, int releaser, Time t) {
     } else if (s.readers++ == 0) {
       s.held_since = at;
     }
-    if (in_window(w.since)) {
-      ++s.stat.acquisitions;
-      ++s.stat.contentions;
-      ++s.stat.acq_bounces;
-      ++s.stat.con_bounces;
-      s.stat.waited(at - w.since);
-      ++s.stat.handoffs;
-      s.stat.handoff_total += at - t;
+    {
+      LockStat& st = s.stat.at(grid_->of(w.since));
+      ++st.acquisitions;
+      ++st.contentions;
+      ++st.acq_bounces;
+      ++st.con_bounces;
+      st.waited(at - w.since);
+      ++st.handoffs;
+      st.handoff_total += at - t;
     }
     w.cpu->grant(at, true);
     first = false;

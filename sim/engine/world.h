@@ -2,6 +2,8 @@
 // queued spinlocks and rwsems. Implements the models' Shared registry, and grants the requests
 // that CPUs make (sim/engine/cpu.h), always in global simulated-time order.
 #pragma once
+#include <array>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -37,24 +39,23 @@ class World : public Shared {
   LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
 
   Outcome process(Cpu& cpu, const Request& r, Time t);
-  // A CPU spun for `waited` (inside the window) before lock request r was granted; in_slab: it
-  // waited in allocator code.
-  // `stack` is the waiter's call chain, folded (outermost first, ';'-separated).
-  void note_wait(const Request& r, bool in_slab, Time waited, const std::string& stack) {
-    const bool spin = r.kind == Req::SpinLock;
-    WaitTime& w = spin ? locks_[r.id].waited : rwsems_[r.id].waited;
-    (in_slab ? w.slab : w.nonslab) += waited;
-    if (spin && waited > 0) stack_waits_[{locks_[r.id].cls, stack}] += waited;
-  }
-  // Spinlock waiting time inside the window per (lock class index, folded call chain).
-  const std::map<std::pair<int, std::string>, Time>& stack_waits() const { return stack_waits_; }
+  // A CPU spun from `from` to `to` before lock request r was granted; in_slab: it waited in
+  // allocator code. The waiter's call chain (e's frames) names the spin in stack_waits().
+  void note_wait(const Request& r, bool in_slab, Time from, Time to, const Exec& e);
 
-  // Lock statistics count only what happens inside [begin, end).
-  void set_window(Time begin, Time end) {
-    win_begin_ = begin;
-    win_end_ = end;
-  }
-  bool in_window(Time t) const { return t >= win_begin_ && t < win_end_; }
+  // Spinlock waiting time per interval, per (lock class index, call chain of frame names).
+  struct StackKey {
+    int cls = 0;
+    int depth = 0;
+    std::array<const char*, Exec::kMaxFrames> frames{};
+    bool operator<(const StackKey& o) const;
+    std::string folded() const;  // outermost first, ';'-separated
+  };
+  const std::map<StackKey, Ledger<Time>>& stack_waits() const { return stack_waits_; }
+
+  // The intervals lock statistics and waits are counted by (models/ledger.h); default: one.
+  void set_grid(const Grid* g) { grid_ = g; }
+  const Grid& grid() const { return *grid_; }
 
   const Machine& machine() const { return m_; }
   const Costs& costs() const { return c_; }
@@ -85,8 +86,8 @@ class World : public Shared {
   std::vector<QSpinLock> locks_;
   std::vector<Rwsem> rwsems_;
   std::vector<std::string> classes_;
-  std::map<std::pair<int, std::string>, Time> stack_waits_;
-  Time win_begin_ = 0, win_end_ = kForever;
+  std::map<StackKey, Ledger<Time>> stack_waits_;
+  const Grid* grid_ = &kWholeRun;
   std::uint64_t requests_ = 0;
 };
 

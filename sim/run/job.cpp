@@ -26,6 +26,22 @@ namespace fs = std::filesystem;
 // million keys.
 constexpr Time kMaxIntervals = 10000;
 
+// "2%" or "2" as the fraction 0.02.
+double parse_percent(const std::string& text, const std::string& field) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !std::isfinite(v))
+    throw ConfigError("command line", field, fmt::format("'{}' is not a percentage (e.g. 2%)", text));
+  return v / 100.0;
+}
+
 std::string default_home() {
   if (const char* env = std::getenv("SLUBSIM_HOME"); env && *env) return env;
   return SLUBSIM_SOURCE_DIR;
@@ -213,23 +229,57 @@ void resolve_trace(Job& job, const std::vector<Override>& overrides) {
 constexpr int kSettlePeriods = 3;
 constexpr int kTicksPerPeriod = 2;
 
+Time rcu_settle_time(const SlubCostConfig& c) {
+  const Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
+  return period > 0 ? kSettlePeriods * period : 0;
+}
+
 std::vector<std::string> window_warnings(const Job& job) {
   const SlubCostConfig& c = job.slub_costs;
-  const Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
-  const Time settle = kSettlePeriods * period;
+  const Time settle = rcu_settle_time(c);
   std::vector<std::string> out;
-  if (period <= 0) return out;
+  if (settle <= 0 || job.settle) return out;
   const std::string how = c.rcu_grace_period_from_ticks
                               ? fmt::format("three grace periods of at least two {} us ticks", to_us(c.softirq.tick))
                               : fmt::format("three grace periods of {} us", to_us(c.rcu_grace_period));
   if (job.warmup < settle)
     out.push_back(fmt::format("--warmup {} ms is shorter than the {} ms RCU needs to settle ({}): the throughput "
-                              "is not yet steady; e.g. --warmup 20ms",
+                              "is not yet steady; without --warmup and --duration the settle rule chooses the window",
                               to_us(job.warmup) / 1000.0, to_us(settle) / 1000.0, how));
   if (job.duration < settle)
     out.push_back(fmt::format("--duration {} ms spans fewer than three grace periods ({} ms): callbacks run in "
-                              "batches at period ends, and a shorter window samples that cycle unevenly; e.g. --duration 12ms",
+                              "batches at period ends, and a shorter window samples that cycle unevenly",
                               to_us(job.duration) / 1000.0, to_us(settle) / 1000.0));
+  return out;
+}
+
+std::vector<std::string> settle_warnings(const Job& job, const JobResult& res) {
+  std::vector<std::string> out;
+  for (std::size_t v = 0; v < res.runs.size(); ++v)
+    for (std::size_t run = 0; run < res.runs[v].size(); ++run)
+      for (std::size_t row = 0; row < res.runs[v][run].size(); ++row) {
+        const RunResult& r = res.runs[v][run][row];
+        if (r.nr_task == 0 || r.settle.settled) continue;
+        const std::string where = fmt::format("{} at {} tasks{}", job.variants[v].label, r.nr_task,
+                                              job.request.runs > 1 ? fmt::format(", run {}", run + 1) : "");
+        const double ms = to_us(r.window) / 1000.0, wu = to_us(r.warmup) / 1000.0;
+        if (r.settle.automatic)
+          out.push_back(fmt::format("{}: not settled within --settle-cap {}: {}; the figure is the mean of the last "
+                                    "{} ms after {} ms, not a settled result (raise --settle-cap)",
+                                    where, job.request.settle_cap, r.settle.reason, ms, wu));
+        else if (!r.settle.judged)
+          out.push_back(fmt::format("{}: the window {} ms after {} ms cannot be judged (its edges are not multiples "
+                                    "of the settle rule's {} ms intervals); without --warmup and --duration the "
+                                    "rule chooses one",
+                                    where, ms, wu, to_us(kSettleStep) / 1000.0));
+        else
+          out.push_back(fmt::format("{}: the window {} ms after {} ms is not settled: {}{}; without --warmup and "
+                                    "--duration the settle rule chooses the window",
+                                    where, ms, wu, r.settle.reason,
+                                    r.settle.period > 0 ? fmt::format(" (the series cycles with a {} ms period)",
+                                                                      to_us(r.settle.period) / 1000.0)
+                                                        : ""));
+      }
   return out;
 }
 
@@ -272,17 +322,32 @@ Job resolve_job(const JobRequest& req) {
     throw ConfigError("command line", "--runs", "must be between 1 and 1000");
   if (req.jobs < 0 || req.jobs > 1024)
     throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
-  job.duration = parse_duration(req.duration, "--duration");
-  job.warmup = req.warmup == "0" ? 0 : parse_duration(req.warmup, "--warmup");
+  job.settle = req.duration.empty() && req.warmup.empty();
+  const std::string duration = req.duration.empty() ? kFixedDuration : req.duration;
+  const std::string warmup = req.warmup.empty() ? kFixedWarmup : req.warmup;
+  job.duration = parse_duration(duration, "--duration");
+  job.warmup = warmup == "0" ? 0 : parse_duration(warmup, "--warmup");
   if (job.duration + job.warmup > 3600 * kSec)
     throw ConfigError("command line", "--duration", "warm-up plus duration must stay under an hour of simulated time");
+  job.settle_rule.ci_target = parse_percent(req.settle_ci, "--settle-ci");
+  job.settle_rule.cap = parse_duration(req.settle_cap, "--settle-cap");
+  job.settle_rule.step = kSettleStep;
+  if (job.settle_rule.ci_target <= 0 || job.settle_rule.ci_target > 1)
+    throw ConfigError("command line", "--settle-ci", "must be above 0% and at most 100%");
+  if (job.settle_rule.cap < kSettleStep * kMinSettleIntervals || job.settle_rule.cap > 3600 * kSec)
+    throw ConfigError("command line", "--settle-cap",
+                      fmt::format("must be between {} ms and an hour of simulated time",
+                                  to_us(kSettleStep * kMinSettleIntervals) / 1000.0));
+  const Time span = job.settle ? job.settle_rule.cap : job.warmup + job.duration;
   if (!req.interval.empty()) {
     job.interval = parse_duration(req.interval, "--interval");
-    if (job.interval > job.warmup + job.duration)
-      throw ConfigError("command line", "--interval", "must not exceed warm-up plus duration");
-    if ((job.warmup + job.duration) / job.interval > kMaxIntervals)
+    if (job.interval > span)
       throw ConfigError("command line", "--interval",
-                        fmt::format("gives more than {} intervals over warm-up plus duration", kMaxIntervals));
+                        job.settle ? "must not exceed --settle-cap" : "must not exceed warm-up plus duration");
+    if (span / job.interval > kMaxIntervals)
+      throw ConfigError("command line", "--interval",
+                        fmt::format("gives more than {} intervals over {}", kMaxIntervals,
+                                    job.settle ? "--settle-cap" : "warm-up plus duration"));
   }
 
   auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
@@ -298,6 +363,7 @@ Job resolve_job(const JobRequest& req) {
     JsonView(costs_doc, costs_file, log).check_known_fields();
   }
   job.inputs.emplace_back("costs", costs_file);
+  job.settle_rule.min_warmup = rcu_settle_time(job.slub_costs);
   auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
   job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
   job.inputs.emplace_back("caches", caches_file);
@@ -399,6 +465,8 @@ RunResult simulate_point(const Job& job, const PointKey& u) {
   spec.seed = job.request.seed + u.run;
   spec.warmup = job.warmup;
   spec.duration = job.duration;
+  spec.settle = job.settle;
+  spec.settle_rule = job.settle_rule;
   spec.interval = job.interval;
   spec.caches = &job.caches;
   spec.capacity = &job.variants[u.variant].capacity.per_cache;

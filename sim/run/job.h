@@ -38,13 +38,21 @@ struct JobRequest {
   std::vector<std::string> patches;  // "+NAME" / "-NAME" on top of every kernel preset
   int runs = 1;
   std::uint64_t seed = 1;
-  // The experiments' steady-state window (window_warnings says when a shorter one is not).
-  std::string duration = "12ms";
-  std::string warmup = "20ms";
+  // "" (both): the settle rule chooses warm-up and window per point (sim/run/settle.h). Either
+  // given fixes the window; the other is then kFixedDuration / kFixedWarmup.
+  std::string duration;
+  std::string warmup;
+  std::string settle_ci = "2%";   // target 95% half-width of the mean
+  std::string settle_cap = "1s";  // simulated time a point may take to settle
   std::string interval;  // "" = no interval series
   int jobs = 0;  // 0 = one per host CPU
   std::string home;  // where configs/ and workloads/ are
 };
+
+// A fixed window's other half when only one of --warmup / --duration is given (the window the
+// experiments used before the settle rule).
+inline constexpr const char* kFixedWarmup = "20ms";
+inline constexpr const char* kFixedDuration = "12ms";
 
 // One value of the --sheaf-capacity axis: "64" (every sheaf cache) or "maple_node=64,...".
 struct CapacitySetting {
@@ -71,7 +79,9 @@ struct Job {
   Mode mode = Mode::Process;
   std::vector<int> nr_tasks;
   std::vector<Variant> variants;
-  Time duration = 0, warmup = 0;
+  Time duration = 0, warmup = 0;  // the fixed window (settle off)
+  bool settle = true;              // the settle rule chooses the window
+  SettleRule settle_rule;          // its target, cap, step and RCU lower bound
   Time interval = 0;  // 0 = no interval series
   std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
 };
@@ -101,6 +111,8 @@ inline constexpr double kMaxStateBytes = 32 * kGiB;
 // callbacks are invoked in batches at period ends, and a shorter window samples that cycle
 // unevenly. A lower bound: spinning CPUs stretch tick-driven periods (tools/settle.py measures).
 std::vector<std::string> window_warnings(const Job& job);
+// The RCU lower bound on a warm-up: kSettlePeriods grace periods of the run's costs.
+Time rcu_settle_time(const SlubCostConfig& c);
 
 // Results of a job: [variant][run][row].
 struct JobResult {
@@ -111,6 +123,10 @@ struct JobResult {
   std::size_t points_done = 0;  // points with a result, loaded or run
   std::size_t points_total = 0;
 };
+
+// After the points ran: one line per point whose window is not settled (the rule hit its cap,
+// or a fixed window drifts, cycles or is too short to judge).
+std::vector<std::string> settle_warnings(const Job& job, const JobResult& res);
 
 // A result of the job's shape ([variant][run][row]) with no point in it yet.
 JobResult empty_result(const Job& job);

@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFormat = 2;  // the store's layout version: a store of another version is refused
+constexpr int kFormat = 3;  // the store's layout version (3: a point's window and settle report): a store of another version is refused
 // 2 (2026-12-01): host seconds left the index for points/host.json, so that an index is a
 // deterministic function of the job and its finished points
 
@@ -180,6 +180,20 @@ void visit(IntervalSample& x, F& f) {
   f("spin", x.spin);
 }
 template <class F>
+void visit(SettleReport& x, F& f) {
+  f("automatic", x.automatic);
+  f("judged", x.judged);
+  f("settled", x.settled);
+  f("transient", x.transient);
+  f("half_width", x.half_width);
+  f("batches", x.batches);
+  f("batch", x.batch);
+  f("period", x.period);
+  f("period_acf", x.period_acf);
+  f("step", x.step);
+  f("reason", x.reason);
+}
+template <class F>
 void visit(CacheReport& x, F& f);
 template <class F>
 void visit(RunResult& x, F& f) {
@@ -188,6 +202,8 @@ void visit(RunResult& x, F& f) {
   f("idle_pct", x.idle_pct);
   f("task_ops", x.task_ops);
   f("window", x.window);
+  f("warmup", x.warmup);
+  f("settle", x.settle);
   f("task_time", x.task_time);
   f("locks", x.locks);
   f("stack_waits", x.stack_waits);
@@ -296,6 +312,8 @@ json request_fields(const JobRequest& r) {
   d["seed"] = r.seed;
   d["duration"] = r.duration;
   d["warmup"] = r.warmup;
+  d["settle_ci"] = r.settle_ci;
+  d["settle_cap"] = r.settle_cap;
   d["interval"] = r.interval;
   return d;
 }

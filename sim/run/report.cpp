@@ -61,6 +61,28 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     per_task_sum += static_cast<long double>(r.ops_per_sec) / r.nr_task;
     workload += r.ops_per_sec;
   }
+  // How each row's window was chosen and how well its mean is known (sim/run/settle.h).
+  for (const auto& r : rows) {
+    const std::string k = fmt::format("settle.{}.", r.nr_task);
+    const SettleReport& st = r.settle;
+    out[k + "warmup_ms"] = round_to(to_us(r.warmup) / 1000.0, 3);
+    out[k + "window_ms"] = round_to(to_us(r.window) / 1000.0, 3);
+    out[k + "automatic"] = st.automatic ? 1 : 0;
+    if (!st.judged) {
+      out[k + "unjudged"] = 1;
+      continue;
+    }
+    out[k + "unsettled"] = st.settled ? 0 : 1;
+    if (st.half_width >= 0) {
+      out[k + "half_width"] = round_to(st.half_width, 0);
+      out[k + "half_width_percent"] =
+          r.ops_per_sec ? round_to(100.0 * st.half_width / static_cast<double>(r.ops_per_sec), 2) : 0.0;
+    }
+    out[k + "transient_ms"] = round_to(to_us(st.transient) / 1000.0, 3);
+    out[k + "batches"] = st.batches;
+    out[k + "batch_ms"] = round_to(to_us(st.batch) / 1000.0, 3);
+    out[k + "period_ms"] = round_to(to_us(st.period) / 1000.0, 3);
+  }
   // parse: per_process_ops is the mean over rows of ops/N, printed with %d (truncated).
   out[fmt::format("will-it-scale.per_{}_ops", mode == Mode::Process ? "process" : "thread")] =
       static_cast<std::uint64_t>(per_task_sum / static_cast<long double>(rows.size()));

@@ -1,6 +1,8 @@
 #include "sim/run/runner.h"
 
 #include <fmt/format.h>
+#include <cmath>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -12,12 +14,52 @@
 
 namespace slubsim {
 
+namespace {
+
+// The cumulative counters of the allocator that a window reports as differences: taken when
+// global time reaches a window edge.
+struct SlubSnapshot {
+  std::vector<slub::StatCounters> stats;
+  std::uint64_t pgalloc = 0, pgfree = 0, ksoftirqd = 0, grace_periods = 0;
+};
+
+SlubSnapshot snapshot(const slub::Slub* slub) {
+  SlubSnapshot s;
+  if (!slub) return s;
+  for (int i = 0; i < slub->nr_caches(); ++i) s.stats.push_back(slub->cache(i).stats);
+  s.pgalloc = slub->pages().pgalloc();
+  s.pgfree = slub->pages().pgfree();
+  s.ksoftirqd = slub->softirq().switch_ins();
+  s.grace_periods = slub->grace_periods_ended();
+  return s;
+}
+
+// The grid a run counts by: equal intervals of the settle rule's step when the window's edges
+// fall on them (so a fixed window can be judged), else warm-up, window and after.
+// `on_steps` says which.
+Grid make_grid(const RunSpec& spec, bool* on_steps) {
+  const Time step = spec.settle_rule.step;
+  *on_steps = true;
+  if (spec.settle) return Grid::uniform(step, static_cast<int>(spec.settle_rule.cap / step));
+  const Time end = spec.warmup + spec.duration;
+  if (step > 0 && spec.warmup % step == 0 && spec.duration % step == 0 && end / step <= kMaxGridIntervals)
+    return Grid::uniform(step, static_cast<int>(end / step));
+  *on_steps = false;
+  return Grid::window(spec.warmup, end);
+}
+
+}  // namespace
+
 RunResult simulate(const RunSpec& spec) {
   const Machine& m = *spec.machine;
   Engine engine;
   World world(m, *spec.costs, spec.options);
-  const Time begin = spec.warmup, end = spec.warmup + spec.duration;
-  world.set_window(begin, end);
+  bool on_steps = false;
+  const Grid grid = make_grid(spec, &on_steps);
+  const Time step = spec.settle_rule.step;
+  world.set_grid(&grid);
+  // Tasks stop at their first iteration boundary after `stop`; the settle rule moves it.
+  Time stop = spec.settle ? spec.settle_rule.cap : spec.warmup + spec.duration;
 
   auto task_cpu = place_tasks(m, spec.nr_task);
   std::vector<int> task_node;
@@ -38,43 +80,36 @@ RunResult simulate(const RunSpec& spec) {
   BoundTrace replay;
   if (spec.trace) replay = bind_trace(*spec.trace, spec.replay, world, task_node);
 
-  // SLUB counters over the window: snapshots when global time reaches its edges.
-  std::vector<slub::StatCounters> at_begin;
-  std::uint64_t pgalloc_begin = 0, pgfree_begin = 0, ksoftirqd_begin = 0, gp_begin = 0;
   RunResult r;
-  Timer window_begin([&] {
-    if (!slub) return;
-    for (int i = 0; i < slub->nr_caches(); ++i) at_begin.push_back(slub->cache(i).stats);
-    pgalloc_begin = slub->pages().pgalloc();
-    pgfree_begin = slub->pages().pgfree();
-    ksoftirqd_begin = slub->softirq().switch_ins();
-    gp_begin = slub->grace_periods_ended();
-  });
-  Timer window_end([&] {
+  // The window's edges in intervals of the grid, [wfrom, wto), and the allocator's counters
+  // and state at them.
+  int wfrom = 1, wto = 2;
+  if (!spec.settle && on_steps) {
+    wfrom = static_cast<int>(spec.warmup / step);
+    wto = static_cast<int>((spec.warmup + spec.duration) / step);
+  }
+  SlubSnapshot at_begin, at_end;
+  auto take_end_state = [&] {
+    at_end = snapshot(slub.get());
     if (!slub) return;
     for (int i = 0; i < slub->nr_caches(); ++i) {
       const auto& c = slub->cache(i);
       CacheReport cr;
       cr.name = c.name();
       cr.geo = c.geo;
-      for (int k = 0; k < slub::kNrStats; ++k) cr.stats[k] = c.stats[k] - at_begin[i][k];
       cr.layers = slub->layers(c);
       r.caches.push_back(cr);
     }
     r.slab_bytes = slub->total_slab_bytes();
-    r.pgalloc = slub->pages().pgalloc() - pgalloc_begin;
-    r.pgfree = slub->pages().pgfree() - pgfree_begin;
-    r.ksoftirqd_runs = slub->softirq().switch_ins() - ksoftirqd_begin;
-    r.grace_periods = slub->grace_periods_ended() - gp_begin;
-  });
-  engine.schedule(begin, &window_begin);
-  engine.schedule(end, &window_end);
+  };
+  Timer window_begin([&] { at_begin = snapshot(slub.get()); });
+  Timer window_end(take_end_state);
 
   std::vector<std::unique_ptr<Cpu>> cpus;
   for (int t = 0; t < spec.nr_task; ++t) {
     int c = task_cpu[t];
     auto cpu = std::make_unique<Cpu>(c, m.cpu_node[c], m.mem_node(m.cpu_node[c]), engine, world);
-    cpu->set_window(begin, end);
+    cpu->set_grid(&grid);
     bool sibling_busy = false;
     for (int s : m.core_cpus[m.cpu_core[c]])
       if (s != c && busy[s]) sibling_busy = true;
@@ -82,15 +117,51 @@ RunResult simulate(const RunSpec& spec) {
     cpu->set_private_work_factor(work_factor);
     auto& b = bindings[t];
     b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1);
-    b.counter.begin = begin;
-    b.counter.end = end;
+    b.counter.grid = &grid;
     if (spec.trace) {
       replay.tasks[t].work_factor = work_factor;
-      cpu->start(replay_trace(*cpu, replay, t, b, end), 0);
+      cpu->start(replay_trace(*cpu, replay, t, b, stop), 0);
     } else {
-      cpu->start(run_task(*cpu, program, b, end), 0);
+      cpu->start(run_task(*cpu, program, b, stop), 0);
     }
     cpus.push_back(std::move(cpu));
+  }
+
+  // The settle rule, at each edge of the grid: the operations of the interval that just ended
+  // (no task can still complete one before global time), the allocator's counters, and the
+  // verdict on the series so far. Settled, or at the cap: the window ends here.
+  std::vector<double> series;
+  std::vector<SlubSnapshot> edges{snapshot(slub.get())};
+  SettleVerdict verdict;
+  const int min_from = step > 0 ? static_cast<int>((spec.settle_rule.min_warmup + step - 1) / step) : 0;
+  int judged_at = 0;
+  Timer edge([&] {
+    const int k = static_cast<int>(series.size());
+    double ops = 0;
+    for (const auto& b : bindings) ops += static_cast<double>(b.counter.ops.sum(k, k + 1));
+    series.push_back(ops);
+    edges.push_back(snapshot(slub.get()));
+    const int n = k + 1;
+    const bool at_cap = n >= grid.last;
+    if (at_cap || (n >= min_from + spec.settle_rule.min_batches && n - judged_at >= std::max(1, n / 20))) {
+      judged_at = n;
+      verdict = judge_series(series, spec.settle_rule, min_from);
+      if (verdict.settled || at_cap) {
+        stop = engine.now();
+        wfrom = verdict.from;
+        wto = verdict.to;
+        at_begin = edges[static_cast<std::size_t>(wfrom)];
+        take_end_state();
+        return;
+      }
+    }
+    engine.schedule(engine.now() + step, &edge);
+  });
+  if (spec.settle) {
+    engine.schedule(step, &edge);
+  } else {
+    engine.schedule(spec.warmup, &window_begin);
+    engine.schedule(spec.warmup + spec.duration, &window_end);
   }
 
   // The interval series: cumulative operations and spin of all tasks at each edge; the samples
@@ -108,52 +179,96 @@ RunResult simulate(const RunSpec& spec) {
     ops_before = ops_now;
     spin_before = spin_now;
     next_edge += spec.interval;
-    if (next_edge <= end) engine.schedule(next_edge, &sampler);
+    if (next_edge <= stop) engine.schedule(next_edge, &sampler);
   });
-  if (spec.interval > 0 && spec.interval <= end) engine.schedule(spec.interval, &sampler);
+  if (spec.interval > 0 && spec.interval <= stop) engine.schedule(spec.interval, &sampler);
   r.interval = spec.interval;
 
   engine.run();
   if (slub && spec.validate) slub->check();
 
+  // Everything below is summed over the window's intervals.
+  const IntervalRange win{wfrom, wto};
+  const Time wbegin = grid.begin(wfrom), wend = grid.begin(wto);
+  const Time window = wend - wbegin;
+  if (!spec.settle && on_steps) {
+    // A fixed window on the rule's grid: judge it from its own series.
+    std::vector<double> x(static_cast<std::size_t>(wto), 0.0);
+    for (const auto& b : bindings)
+      for (int i = 0; i < wto; ++i) x[static_cast<std::size_t>(i)] += static_cast<double>(b.counter.ops.sum(i, i + 1));
+    verdict = judge_fixed_window(x, wfrom, spec.settle_rule);
+  }
+  SettleReport& st = r.settle;
+  st.automatic = spec.settle;
+  st.judged = on_steps;
+  if (st.judged) {
+    const double per_sec = static_cast<double>(kSec) / static_cast<double>(step);
+    st.settled = verdict.settled;
+    st.transient = static_cast<Time>(verdict.transient) * step;
+    st.half_width = std::isfinite(verdict.half_width) ? verdict.half_width * per_sec : -1.0;
+    st.batches = verdict.batches;
+    st.batch = static_cast<Time>(verdict.batch) * step;
+    st.period = static_cast<Time>(verdict.period) * step;
+    st.period_acf = verdict.period_acf;
+    st.step = step;
+    st.reason = verdict.reason;
+  }
+
   r.nr_task = spec.nr_task;
-  r.window = spec.duration;
-  Time idle = static_cast<Time>(m.nr_cpus - spec.nr_task) * spec.duration;
+  r.window = window;
+  r.warmup = wbegin;
+  Time idle = static_cast<Time>(m.nr_cpus - spec.nr_task) * window;
   std::uint64_t ops = 0;
   for (int t = 0; t < spec.nr_task; ++t) {
     if (!cpus[t]->finished())
       throw std::runtime_error(fmt::format(
           "simulation stalled: task {} on CPU {} never finished (a lock was never released)", t,
           task_cpu[t]));
-    idle += cpus[t]->idle();
-    r.task_ops.push_back(bindings[t].counter.in_window);
-    TaskTime tt;
-    for (int a = 0; a < kNrAccounts; ++a) tt.busy[a] = cpus[t]->accounted(static_cast<Account>(a));
-    tt.lock_wait = cpus[t]->lock_wait();
-    tt.idle = cpus[t]->idle();
+    const TaskTime tt = cpus[t]->times().sum(win.from, win.to);
+    const std::uint64_t n = bindings[t].counter.ops.sum(win.from, win.to);
+    idle += tt.idle;
+    r.task_ops.push_back(n);
     r.task_time.push_back(tt);
-    ops += bindings[t].counter.in_window;
+    ops += n;
     r.end_time = std::max(r.end_time, cpus[t]->now());
     r.alloc_failures += bindings[t].alloc_failures;
     if (spec.trace) r.trace_skipped_frees += replay.tasks[t].skipped_frees;
   }
+  if (slub) {
+    for (int i = 0; i < slub->nr_caches(); ++i)
+      for (int k = 0; k < slub::kNrStats; ++k)
+        r.caches[static_cast<std::size_t>(i)].stats[k] = at_end.stats[static_cast<std::size_t>(i)][k] -
+                                                          at_begin.stats[static_cast<std::size_t>(i)][k];
+    r.pgalloc = at_end.pgalloc - at_begin.pgalloc;
+    r.pgfree = at_end.pgfree - at_begin.pgfree;
+    r.ksoftirqd_runs = at_end.ksoftirqd - at_begin.ksoftirqd;
+    r.grace_periods = at_end.grace_periods - at_begin.grace_periods;
+  }
   for (std::size_t c = 0; c < program.caches.size(); ++c) {
+    const ObjectOps o = (*bound.object_ops)[c].sum(win.from, win.to);
     std::array<double, 3> v{};
-    for (const auto& b : bindings)
-      for (int k = 0; k < 3; ++k) v[k] += static_cast<double>(b.object_ops[c][k]);
-    for (auto& x : v) x = ops ? x / static_cast<double>(ops) : 0.0;
+    for (int k = 0; k < 3; ++k) v[k] = ops ? static_cast<double>(o.n[k]) / static_cast<double>(ops) : 0.0;
     r.per_op.emplace_back(program.caches[c], v);
   }
   // ops per second over the window; integer, as will-it-scale prints its average.
-  r.ops_per_sec = static_cast<std::uint64_t>(
-      static_cast<long double>(ops) * kSec / static_cast<long double>(spec.duration));
-  r.idle_pct = 100.0 * static_cast<double>(idle) /
-               (static_cast<double>(m.nr_cpus) * static_cast<double>(spec.duration));
+  r.ops_per_sec = window > 0 ? static_cast<std::uint64_t>(static_cast<long double>(ops) * kSec /
+                                                          static_cast<long double>(window))
+                             : 0;
+  r.idle_pct = window > 0 ? 100.0 * static_cast<double>(idle) /
+                                (static_cast<double>(m.nr_cpus) * static_cast<double>(window))
+                          : 0.0;
   for (const auto& l : world.spinlocks())
-    r.locks.push_back({world.lock_classes()[l.cls], l.instance, l.stat, false, l.waited});
+    r.locks.push_back({world.lock_classes()[l.cls], l.instance, l.stat.sum(win.from, win.to), false,
+                       l.waited.sum(win.from, win.to)});
   for (const auto& s : world.rwsems())
-    r.locks.push_back({world.lock_classes()[s.cls], s.instance, s.stat, true, s.waited});
-  for (const auto& [key, t] : world.stack_waits())
+    r.locks.push_back({world.lock_classes()[s.cls], s.instance, s.stat.sum(win.from, win.to), true,
+                       s.waited.sum(win.from, win.to)});
+  std::map<std::pair<int, std::string>, Time> stacks;
+  for (const auto& [key, t] : world.stack_waits()) {
+    const Time w = t.sum(win.from, win.to);
+    if (w > 0) stacks[{key.cls, key.folded()}] += w;
+  }
+  for (const auto& [key, t] : stacks)
     r.stack_waits.push_back({world.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
   r.events = engine.events();
   r.requests = world.requests();

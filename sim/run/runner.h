@@ -12,12 +12,16 @@
 #include "sim/machine/machine.h"
 #include "models/slub/params.h"
 #include "models/slub/slub.h"
+#include "sim/run/settle.h"
 #include "sim/run/slub_config.h"
 #include "sim/engine/world.h"
 #include "workloads/program.h"
 #include "workloads/trace.h"
 
 namespace slubsim {
+
+// The most intervals a fixed window's grid may have (beyond it: warm-up, window, after).
+inline constexpr int kMaxGridIntervals = 100000;
 
 struct RunSpec {
   const Machine* machine = nullptr;
@@ -27,8 +31,12 @@ struct RunSpec {
   Mode mode = Mode::Process;
   int nr_task = 1;
   std::uint64_t seed = 1;
+  // The window: fixed at [warmup, warmup + duration) when `settle` is off; otherwise chosen by
+  // the settle rule from the run's own series, up to settle_rule.cap of simulated time.
   Time warmup = 0;
   Time duration = 0;
+  bool settle = false;
+  SettleRule settle_rule;
   // > 0: sample throughput and spinning every `interval` of global time from 0 to the window's
   // end, warm-up included (RunResult::samples); 0: no samples.
   Time interval = 0;
@@ -67,17 +75,20 @@ struct StackWait {
   Time time = 0;
 };
 
-// Where one task's time in the window went (the "why" report): busy time per account, spinning
-// for locks, sleeping. The parts sum to the window.
-struct TaskTime {
-  std::array<Time, kNrAccounts> busy{};
-  Time lock_wait = 0;
-  Time idle = 0;
-  Time total() const {
-    Time t = lock_wait + idle;
-    for (Time b : busy) t += b;
-    return t;
-  }
+// How the window was chosen and how well the mean is known (sim/run/settle.h). For a window
+// the user fixed, `judged` says whether its series could be judged (edges on the rule's grid).
+struct SettleReport {
+  bool automatic = false;  // the settle rule chose the window
+  bool judged = false;
+  bool settled = false;
+  Time transient = 0;      // where MSER-5 puts the end of the transient
+  double half_width = 0;   // 95% confidence half-width of ops_per_sec (ops/s)
+  int batches = 0;         // batch means behind it
+  Time batch = 0;          // their length
+  Time period = 0;         // the series' cycle, 0 = none found
+  double period_acf = 0;   // its autocorrelation at that lag
+  Time step = 0;           // the series' interval
+  std::string reason;      // why it is not settled ("" if it is)
 };
 
 // One interval of the series (RunSpec::interval): operations the tasks completed and time they
@@ -95,6 +106,8 @@ struct RunResult {
   double idle_pct = 0;            // idle share of all logical CPUs in the window
   std::vector<std::uint64_t> task_ops;  // per task, in the window
   Time window = 0;                      // the measurement window's length
+  Time warmup = 0;                      // where it starts
+  SettleReport settle;
   std::vector<TaskTime> task_time;      // per task, in the window
   std::vector<LockReport> locks;
   std::vector<StackWait> stack_waits;

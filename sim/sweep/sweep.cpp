@@ -91,6 +91,8 @@ void read_fields(const JsonView& doc, SweepRequest& r) {
   str("mode", b.mode);
   str("duration", b.duration);
   str("warmup", b.warmup);
+  str("settle_ci", b.settle_ci);
+  str("settle_cap", b.settle_cap);
   str("interval", b.interval);
   if (auto v = doc.find("validate")) b.validate = v->boolean();
   if (auto v = doc.find("runs")) b.runs = static_cast<int>(v->integer_in(1, 1000));
@@ -176,8 +178,10 @@ json sweep_plan(const Sweep& s) {
     if (!v.capacity.text.empty()) args.insert(args.end(), {"--sheaf-capacity", v.capacity.text});
     for (const auto& p2 : r.patches) args.push_back("--patch=" + p2);
     for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
-    args.insert(args.end(), {"--nr-task", std::to_string(nr_task), "--runs", "1", "--seed", std::to_string(seed),
-                             "--duration", r.duration, "--warmup", r.warmup});
+    args.insert(args.end(), {"--nr-task", std::to_string(nr_task), "--runs", "1", "--seed", std::to_string(seed)});
+    if (!r.duration.empty()) args.insert(args.end(), {"--duration", r.duration});
+    if (!r.warmup.empty()) args.insert(args.end(), {"--warmup", r.warmup});
+    args.insert(args.end(), {"--settle-ci", r.settle_ci, "--settle-cap", r.settle_cap});
     if (!r.interval.empty()) args.insert(args.end(), {"--interval", r.interval});
     if (r.validate) args.push_back("--validate");
     json e = json::object();

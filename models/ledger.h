@@ -1,0 +1,70 @@
+// Counting by interval of simulated time, so that a run's measurement window can be chosen after
+// the fact. Every windowed counter (a task's operations and time, a lock's lock_stat, spinning per
+// call chain) adds to the interval its time falls in; a report sums the intervals of the window.
+// The settle rule (sim/run/settle.h) picks the window from the series of intervals; a window
+// given up front is the same sum over fewer, longer intervals, and counts exactly what a
+// [begin, end) test on each event's time would.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "models/time.h"
+
+namespace slubsim {
+
+// The intervals of a run: interval 0 is [0, first), interval i >= 1 is
+// [first + (i-1) step, first + i step); times from interval `last` on all fold into `last`.
+// The default grid is one interval holding all time (a driver that measures everything).
+struct Grid {
+  Time first = kForever;
+  Time step = kForever;
+  int last = 0;
+
+  // A grid of equal intervals of `step`, `count` of them before the last catches the rest.
+  static Grid uniform(Time step, int count) { return {step, step, count}; }
+  // A fixed window [begin, end): interval 0 the warm-up, 1 the window, 2 what follows.
+  static Grid window(Time begin, Time end) { return {begin, end - begin, 2}; }
+
+  int of(Time t) const noexcept {
+    if (t < first) return 0;
+    const Time k = 1 + (t - first) / step;
+    return k < last ? static_cast<int>(k) : last;
+  }
+  Time begin(int i) const noexcept { return i == 0 ? 0 : first + static_cast<Time>(i - 1) * step; }
+  Time end(int i) const noexcept {
+    return i >= last ? kForever : first + static_cast<Time>(i) * step;
+  }
+};
+
+// One T per interval, grown as time reaches later intervals. T sums with `add`.
+template <class T>
+class Ledger {
+ public:
+  T& at(int i) {
+    if (static_cast<std::size_t>(i) >= v_.size()) v_.resize(static_cast<std::size_t>(i) + 1);
+    return v_[static_cast<std::size_t>(i)];
+  }
+  // Intervals [from, to) summed (missing intervals count as T{}).
+  T sum(int from, int to) const {
+    T s{};
+    for (int i = from; i < to && static_cast<std::size_t>(i) < v_.size(); ++i) add_to(s, v_[static_cast<std::size_t>(i)]);
+    return s;
+  }
+  std::size_t size() const noexcept { return v_.size(); }
+
+ private:
+  static void add_to(T& s, const T& x) {
+    if constexpr (std::is_arithmetic_v<T>) s += x;
+    else s.add(x);
+  }
+  std::vector<T> v_;
+};
+
+// A window as a range of intervals [from, to).
+struct IntervalRange {
+  int from = 0;
+  int to = 1;
+};
+
+}  // namespace slubsim
