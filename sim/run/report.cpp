@@ -341,25 +341,38 @@ std::string format_table(const Job& job, const JobResult& result) {
   out += fmt::format("slubsim: {} ({} mode) on {}: {} CPUs, {} sockets, {} nodes\n",
                      job.program.name, job.mode == Mode::Process ? "process" : "thread", m.name,
                      m.nr_cpus, m.nr_sockets, m.nr_nodes);
-  out += fmt::format("window {} ms after {} ms warm-up, {} run(s), seed {}\n\n",
-                     to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs,
-                     job.request.seed);
+  if (job.settle)
+    out += fmt::format("window: chosen per point by the settle rule (transient cut by MSER-5, then batch means until "
+                       "the 95% confidence half-width is within {}; at most {}), {} run(s), seed {}\n\n",
+                       job.request.settle_ci, job.request.settle_cap, job.request.runs, job.request.seed);
+  else
+    out += fmt::format("window {} ms after {} ms warm-up (fixed), {} run(s), seed {}\n\n",
+                       to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs, job.request.seed);
+  bool unsettled_rows = false;
   for (std::size_t v = 0; v < job.variants.size(); ++v) {
     out += fmt::format("kernel {}\n", job.variants[v].label);
-    out += fmt::format("{:>8} {:>14} {:>14} {:>7} {:>11}  {}\n", "nr_task", "ops/s", "per task",
-                       "idle%", "lock wait%", "most-waited lock");
+    out += fmt::format("{:>8} {:>14} {:>9} {:>14} {:>7} {:>11} {:>9} {:>9}  {}\n", "nr_task", "ops/s", "±95%",
+                       "per task", "idle%", "lock wait%", "warm-up", "window", "most-waited lock");
     const auto& runs = result.runs[v];
     for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
-      double ops = 0, idle = 0, wait = 0;
+      double ops = 0, idle = 0, wait_pct = 0, hw2 = 0, warmup = 0, window = 0;
+      bool judged = true, settled = true;
       std::map<std::string, Time> waits;
       for (const auto& run : runs) {
         const auto& r = run[row];
         ops += static_cast<double>(r.ops_per_sec);
         idle += r.idle_pct;
+        double wait = 0;
         for (const auto& l : r.locks) {
           waits[l.cls] += l.stat.wait_total;
           wait += static_cast<double>(l.stat.wait_total);
         }
+        if (r.window > 0) wait_pct += 100.0 * wait / (static_cast<double>(r.nr_task) * static_cast<double>(r.window));
+        judged = judged && r.settle.judged && r.settle.half_width >= 0;
+        settled = settled && r.settle.settled;
+        hw2 += r.settle.half_width * r.settle.half_width;
+        warmup += to_us(r.warmup) / 1000.0;
+        window += to_us(r.window) / 1000.0;
       }
       double n = static_cast<double>(runs.size());
       int nt = job.nr_tasks[row];
@@ -370,12 +383,18 @@ std::string format_table(const Job& job, const JobResult& result) {
           best = w;
           top = cls;
         }
-      double wait_pct = 100.0 * wait / n / (static_cast<double>(nt) * static_cast<double>(job.duration));
-      out += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>7.2f} {:>11.2f}  {}\n", nt, ops / n,
-                         ops / n / nt, idle / n, wait_pct, top);
+      // The runs' means are independent: the half-width of their average.
+      const double mean = ops / n;
+      const std::string pm = !judged ? "?" : fmt::format("{:.1f}%", mean > 0 ? 100.0 * std::sqrt(hw2) / n / mean : 0.0);
+      if (!settled) unsettled_rows = true;
+      out += fmt::format("{:>8} {:>14.0f} {:>9} {:>14.0f} {:>7.2f} {:>11.2f} {:>7.0f}ms {:>7.0f}ms  {}{}\n", nt, mean,
+                         pm, mean / nt, idle / n, wait_pct / n, warmup / n, window / n, top,
+                         settled ? "" : "  (not settled)");
     }
     out += "\n";
   }
+  if (unsettled_rows)
+    out += "(not settled): the window's mean is not known to the settle rule's target; stderr says why\n";
   out += fmt::format("wall time {:.2f} s\n", result.wall_total);
   return out;
 }
