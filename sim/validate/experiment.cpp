@@ -264,10 +264,16 @@ ExperimentProfile parse_profile(const JsonView& v) {
 
 }  // namespace
 
+std::string window_text(const std::string& duration, const std::string& warmup) {
+  if (duration.empty() && warmup.empty()) return "windows chosen by the settle rule";
+  return fmt::format("window {} after {} warm-up", duration.empty() ? kFixedDuration : duration,
+                     warmup.empty() ? kFixedWarmup : warmup);
+}
+
 Experiment parse_experiment(const json& doc, const std::string& file) {
   JsonView root(doc, file);
   only_keys(root, {"id", "table", "title", "source", "calibration_set", "topologies", "workload", "mode",
-                   "nr_task", "duration", "warmup", "runs", "seed", "set", "fit", "fit_from", "variants", "cells",
+                   "nr_task", "duration", "warmup", "settle_cap", "runs", "seed", "set", "fit", "fit_from", "variants", "cells",
                    "profiles", "counters", "notes"});
   Experiment e;
   e.file = file;
@@ -291,10 +297,19 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
     e.topologies.push_back(parse_topology_entry(topos.at(i), e.nr_task));
     if (!topo_names.insert(e.topologies.back().name).second) topos.at(i).fail("topology listed twice");
   }
-  e.duration = root.at("duration").str();
-  check_duration(root.at("duration"), e.duration, false);
-  e.warmup = root.at("warmup").str();
-  check_duration(root.at("warmup"), e.warmup, true);
+  if (root.has("duration") != root.has("warmup"))
+    root.at(root.has("duration") ? "duration" : "warmup")
+        .fail("give both duration and warmup (a fixed window), or neither (the settle rule chooses each point's)");
+  if (root.has("duration")) {
+    e.duration = root.at("duration").str();
+    check_duration(root.at("duration"), e.duration, false);
+    e.warmup = root.at("warmup").str();
+    check_duration(root.at("warmup"), e.warmup, true);
+  }
+  if (auto c = root.find("settle_cap")) {
+    e.settle_cap = c->str();
+    check_duration(*c, e.settle_cap, false);
+  }
   e.runs = static_cast<int>(root.at("runs").integer_in(1, 1000));
   e.seed = static_cast<std::uint64_t>(root.at("seed").integer_in(0, (std::int64_t{1} << 53)));
   if (auto s = root.find("set")) e.sets = checked_sets(*s);

@@ -117,6 +117,9 @@ struct ExperimentCounter {
   std::string stats_key() const;  // key with {N} replaced
 };
 
+// How a window reads in reports: "window 12ms after 150ms warm-up", or the settle rule's.
+std::string window_text(const std::string& duration, const std::string& warmup);
+
 struct Experiment {
   std::string file;
   std::string id, table, title, source;
@@ -124,7 +127,8 @@ struct Experiment {
   std::vector<ExperimentTopology> topologies;
   std::string workload, mode;
   std::vector<int> nr_task;
-  std::string duration, warmup;
+  std::string duration, warmup;  // both "" = the settle rule chooses each point's window
+  std::string settle_cap;        // "" = run's default
   int runs = 1;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;

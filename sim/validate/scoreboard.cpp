@@ -263,8 +263,8 @@ std::string scoreboard_text(const Scoreboard& b) {
     const Experiment& e = *es.experiment;
     out += fmt::format("\n{} ({}, {}): {}\n", e.id, e.table, e.calibration_set ? "calibration set" : "seed check",
                        e.title);
-    out += fmt::format("  {} ({} mode), window {} after {} warm-up, {} run(s), seed {}\n", e.workload, e.mode,
-                       e.duration, e.warmup, e.runs, e.seed);
+    out += fmt::format("  {} ({} mode), {}, {} run(s), seed {}\n", e.workload, e.mode,
+                       window_text(e.duration, e.warmup), e.runs, e.seed);
     for (std::size_t ti = 0; ti < es.topologies.size(); ++ti) {
       const auto& t = es.topologies[ti];
       std::string best = es.topologies.size() > 1 && ti == es.best ? " [best fit]" : "";
@@ -362,9 +362,9 @@ std::string scoreboard_markdown(const Scoreboard& b) {
   for (const auto& es : b.experiments) {
     const Experiment& e = *es.experiment;
     out += fmt::format("\n## {} — {} ({})\n\n", e.table, md_escape(e.title), e.id);
-    out += fmt::format("{}; {} ({} mode), window {} after {} warm-up, {} run(s), seed {}. Source: {}\n",
+    out += fmt::format("{}; {} ({} mode), {}, {} run(s), seed {}. Source: {}\n",
                        e.calibration_set ? "Calibration set" : "Seed check (not in measurements.json)", e.workload,
-                       e.mode, e.duration, e.warmup, e.runs, e.seed, md_escape(e.source));
+                       e.mode, window_text(e.duration, e.warmup), e.runs, e.seed, md_escape(e.source));
     for (const auto& n : e.notes) out += fmt::format("\n- {}", md_escape(n));
     if (!e.notes.empty()) out += "\n";
     out += "\nVariants: ";
@@ -558,10 +558,9 @@ std::string experiment_table(const Experiment& e, const TopologyScore& t, const 
 
   std::string out;
   out += fmt::format("slubsim: {} — {}\n", e.table, e.title);
-  out += fmt::format("{} ({} mode) on {}; window {} after {} warm-up, {} run(s), seed {}{}\n", e.workload, e.mode,
-                     t.topology, s.duration, s.warmup, e.runs, e.seed,
-                     s.shortened ? fmt::format(" (shortened from the experiment's {} after {})", e.duration, e.warmup)
-                                 : "");
+  out += fmt::format("{} ({} mode) on {}; {}, {} run(s), seed {}{}\n", e.workload, e.mode, t.topology,
+                     window_text(s.duration, s.warmup), e.runs, e.seed,
+                     s.shortened ? fmt::format(" (the experiment's: {})", window_text(e.duration, e.warmup)) : "");
   if (t.fit)
     out += fmt::format("non-slab time fitted on {} at {} tasks: scale {} ({}); simulated there {} vs published {} ({})\n",
                        t.fit->variant, t.fit->nr_task, t.fit->scale, t.fit->fit_file, value(t.fit->simulated),

@@ -165,6 +165,7 @@ JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, con
   r.seed = e.seed;
   r.duration = o.duration.empty() ? e.duration : o.duration;
   r.warmup = o.warmup.empty() ? e.warmup : o.warmup;
+  if (!e.settle_cap.empty()) r.settle_cap = e.settle_cap;
   r.interval = o.interval;
   r.validate = o.slub_validate;
   r.jobs = 1;
