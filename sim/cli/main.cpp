@@ -146,6 +146,7 @@ int run(std::vector<std::string> args) {
   };
   if (job.trace) progress(describe_trace(*job.trace));
   for (const auto& w : window_warnings(job)) std::cerr << "slubsim: warning: " << w << "\n";
+  for (const auto& n : job.notes) std::cerr << "slubsim: note: " << n << "\n";
   // With --out, every finished point goes to the store at once and each variant's files when its
   // last point is in (sim/run/point_store.h); SIGINT and SIGTERM stop after the points in flight.
   std::optional<PointStore> store;
@@ -201,12 +202,18 @@ int sweep(std::vector<std::string> args) {
   if (!cmd.shard.empty()) shard = parse_shard(cmd.shard, [](const char* name) { return std::getenv(name); });
   const Sweep s = resolve_sweep(cmd.request);
   std::vector<std::string> warned;
-  for (const auto& j : s.jobs)
+  for (const auto& j : s.jobs) {
     for (const auto& w : window_warnings(j.job))
       if (std::find(warned.begin(), warned.end(), w) == warned.end()) {
         std::cerr << "slubsim: warning: " << w << "\n";
         warned.push_back(w);
       }
+    for (const auto& n : j.job.notes)
+      if (std::find(warned.begin(), warned.end(), n) == warned.end()) {
+        std::cerr << "slubsim: note: " << n << "\n";
+        warned.push_back(n);
+      }
+  }
   if (!cmd.plan.empty()) {
     const std::string text = sweep_plan(s).dump(1) + "\n";
     if (cmd.plan == "-")

@@ -413,7 +413,25 @@ Job resolve_job(const JobRequest& req) {
         throw ConfigError(kfile, "sheaf_capacity.value." + cache,
                           fmt::format("cache '{}' is not in {}", cache, caches_file));
     }
-    for (const auto& cap : capacities) {
+    // A capacity setting applies to a kernel with sheaves for one of its caches (7.0: every cache;
+    // 6.18/6.19: the caches its preset lists). A kernel without runs once, at its own settings.
+    auto has_sheaves = [&k](const std::string& cache) {
+      if (k.frontend == Frontend::Sheaves) return true;
+      return std::any_of(k.sheaf_capacity.begin(), k.sheaf_capacity.end(),
+                         [&](const auto& s) { return cache.empty() || s.first == cache; });
+    };
+    bool dropped = false;
+    for (const auto& given : capacities) {
+      CapacitySetting cap = given;
+      if (!cap.text.empty() && capacities.size() > 1 &&
+          std::none_of(cap.per_cache.begin(), cap.per_cache.end(), [&](const auto& s) { return has_sheaves(s.first); })) {
+        if (dropped) continue;
+        dropped = true;
+        cap = CapacitySetting{};
+        job.notes.push_back(fmt::format("{} has no sheaves for the caches --sheaf-capacity names: it runs once, at "
+                                        "its own settings",
+                                        kname));
+      }
       Variant v{k, cap, k.name, kname};
       if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
       const StateEstimate st = estimate_state(job, v);

@@ -84,6 +84,7 @@ struct Job {
   SettleRule settle_rule;          // its target, cap, step and RCU lower bound
   Time interval = 0;  // 0 = no interval series
   std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
+  std::vector<std::string> notes;  // what the job did with its request (printed on stderr)
 };
 
 // Read and check every input. Throws ConfigError on the first problem, and for a variant whose

@@ -191,6 +191,8 @@ void visit(SettleReport& x, F& f) {
   f("period", x.period);
   f("period_acf", x.period_acf);
   f("step", x.step);
+  f("low", x.low);
+  f("high", x.high);
   f("reason", x.reason);
 }
 template <class F>

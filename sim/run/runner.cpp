@@ -1,6 +1,7 @@
 #include "sim/run/runner.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -193,10 +194,11 @@ RunResult simulate(const RunSpec& spec) {
   const Time window = wend - wbegin;
   if (!spec.settle && on_steps) {
     // A fixed window on the rule's grid: judge it from its own series.
-    std::vector<double> x(static_cast<std::size_t>(wto), 0.0);
+    series.assign(static_cast<std::size_t>(wto), 0.0);
     for (const auto& b : bindings)
-      for (int i = 0; i < wto; ++i) x[static_cast<std::size_t>(i)] += static_cast<double>(b.counter.ops.sum(i, i + 1));
-    verdict = judge_fixed_window(x, wfrom, spec.settle_rule);
+      for (int i = 0; i < wto; ++i)
+        series[static_cast<std::size_t>(i)] += static_cast<double>(b.counter.ops.sum(i, i + 1));
+    verdict = judge_fixed_window(series, wfrom, spec.settle_rule);
   }
   SettleReport& st = r.settle;
   st.automatic = spec.settle;
@@ -212,6 +214,14 @@ RunResult simulate(const RunSpec& spec) {
     st.period_acf = verdict.period_acf;
     st.step = step;
     st.reason = verdict.reason;
+    // How far the window's intervals swing (a cycle's amplitude, shown by the why report).
+    std::vector<double> w(series.begin() + std::min<std::ptrdiff_t>(wfrom, static_cast<std::ptrdiff_t>(series.size())),
+                          series.begin() + std::min<std::ptrdiff_t>(wto, static_cast<std::ptrdiff_t>(series.size())));
+    std::sort(w.begin(), w.end());
+    if (!w.empty()) {
+      st.low = w[w.size() / 10] * per_sec;
+      st.high = w[std::min(w.size() - 1, w.size() * 9 / 10)] * per_sec;
+    }
   }
 
   r.nr_task = spec.nr_task;

@@ -88,6 +88,7 @@ struct SettleReport {
   Time period = 0;         // the series' cycle, 0 = none found
   double period_acf = 0;   // its autocorrelation at that lag
   Time step = 0;           // the series' interval
+  double low = 0, high = 0;  // 10th and 90th percentile of the window's intervals (ops/s)
   std::string reason;      // why it is not settled ("" if it is)
 };
 

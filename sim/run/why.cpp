@@ -150,8 +150,16 @@ std::string format_why(const Job& job, const JobResult& result) {
       WhyProfile p;
       for (const auto& run : runs) add_profile(p, why_profile(run[row]));
       const int nt = job.nr_tasks[row];
-      out += fmt::format("why: kernel {}, {} tasks, {} run(s): 100% = {} tasks x {} ms window\n",
-                         job.variants[v].label, nt, runs.size(), nt, to_sec(job.duration) * 1e3);
+      const RunResult& first = runs.front()[row];
+      out += fmt::format("why: kernel {}, {} tasks, {} run(s): 100% = {} tasks x {} ms window after {} ms\n",
+                         job.variants[v].label, nt, runs.size(), nt, to_us(first.window) / 1000.0,
+                         to_us(first.warmup) / 1000.0);
+      const SettleReport& st = first.settle;
+      if (st.judged && st.period > 0)
+        out += fmt::format("  the throughput cycles: a {} ms period (autocorrelation {:.2f}), 2 ms intervals from {:.2f} "
+                           "to {:.2f} M ops/s (10th-90th percentile); the lines below are its average\n",
+                           to_us(st.period) / 1000.0, st.period_acf, st.low / 1e6, st.high / 1e6);
+      if (st.judged && !st.settled) out += fmt::format("  not settled: {}\n", st.reason);
       out += fmt::format("{:>9} {:>10}  {}\n", "time%", "ns/op", "category");
       std::vector<const WhyLine*> lines;
       for (const auto& l : p.lines)
