@@ -1,6 +1,11 @@
 // Point benchmark: one will-it-scale point, timed, and the bare event engine beside it.
 //
 //   slubsim_point_bench KERNEL NR_TASK [topology] [workload] [warmup] [duration]
+//   slubsim_point_bench --bare [cpus]
+//
+// warmup "settle" (and no duration) lets the settle rule choose the window, as `slubsim run`
+// does by default. --bare prints only the bare engine's events per second (cpus pending events,
+// default 512), for a benchmark that times something else in the same sitting.
 //
 // Prints one line of key=value pairs: wall time, simulated time, engine events and slab
 // operations per wall second, the process's peak RSS, and the events per second of the engine
@@ -65,6 +70,11 @@ double bare_engine_events_per_sec(int n, double budget) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--bare") {
+    const int cpus = argc > 2 ? std::stoi(argv[2]) : 512;
+    fmt::print("bare_engine_events_per_s={:.0f}\n", bare_engine_events_per_sec(cpus, 1.0));
+    return 0;
+  }
   if (argc < 3) {
     fmt::print(stderr, "usage: slubsim_point_bench KERNEL NR_TASK [topology] [workload] [warmup] [duration]\n");
     return 2;
@@ -76,7 +86,8 @@ int main(int argc, char** argv) {
   req.topology = argc > 3 ? argv[3] : "amd-turin-2s-512t";
   req.workload = argc > 4 ? argv[4] : "mmap1";
   req.warmup = argc > 5 ? argv[5] : "20ms";
-  req.duration = argc > 6 ? argv[6] : "12ms";
+  req.duration = argc > 6 ? argv[6] : (req.warmup == "settle" ? "" : "12ms");
+  if (req.warmup == "settle") req.warmup.clear();
   req.jobs = 1;
   try {
     Job job = resolve_job(req);
@@ -97,10 +108,13 @@ int main(int argc, char** argv) {
     const double bare = bare_engine_events_per_sec(job.machine.nr_cpus, 0.5);
     fmt::print("kernel={} nr_task={} topology={} workload={} wall_s={:.3f} sim_ms={:.3f} "
                "wall_s_per_sim_ms={:.4f} events={} events_per_s={:.0f} slab_ops_per_s={:.0f} "
-               "ops_per_sec={} peak_rss_mb={:.0f} bare_engine_events_per_s={:.0f} engine_share={:.4f}\n",
+               "ops_per_sec={} peak_rss_mb={:.0f} bare_engine_events_per_s={:.0f} engine_share={:.4f} "
+               "warmup_ms={:.0f} window_ms={:.0f} settled={} half_width_pct={:.2f}\n",
                req.kernel, rr.nr_task, req.topology, req.workload, wall, sim_ms, wall / sim_ms, rr.events,
                static_cast<double>(rr.events) / wall, slab_ops / wall, rr.ops_per_sec, rss_mb, bare,
-               static_cast<double>(rr.events) / wall / bare);
+               static_cast<double>(rr.events) / wall / bare, to_us(rr.warmup) / 1000.0, to_us(rr.window) / 1000.0,
+               rr.settle.settled ? 1 : 0,
+               rr.ops_per_sec ? 100.0 * rr.settle.half_width / static_cast<double>(rr.ops_per_sec) : 0.0);
   } catch (const std::exception& e) {
     fmt::print(stderr, "slubsim_point_bench: {}\n", e.what());
     return 2;

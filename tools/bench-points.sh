@@ -8,15 +8,21 @@
 # Medians over the repetitions. With --validate, also the wall time of a full `slubsim validate`
 # (into a scratch directory; the committed results are not touched). With --sweep, per kernel, a
 # sweep of 8 equal points (512 tasks, seeds 1-8) with --jobs 1 and --jobs 2, alternated as many
-# times as the repetitions, and the median speed-up.
+# times as the repetitions, and the median speed-up. With --settled, the settled cases instead:
+# the 512-task points (v6.17, v7.0) with the window the settle rule chooses, and the question of
+# the README's quick start (mmap1 on amd-turin-2s-512t, v6.17 and v7.0 with maple_node capacity
+# 32/64/128, 128 and 384 processes, --jobs 2), each wall time also scaled to a sitting whose bare
+# heap runs 20 M events/s (wall x bare / 20 M; the bare heap measured before and after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 validate=0
 sweep=0
+settled=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --validate) validate=1 ;;
     --sweep) sweep=1 ;;
+    --settled) settled=1 ;;
     *) echo "bench-points.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -27,6 +33,40 @@ kernels=${3:-v6.17,v7.0}
 bash tools/setup.sh build >/dev/null
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+if ((settled)); then
+  bare() { ./build/slubsim_point_bench --bare 512 | sed 's/.*=//'; }
+  for ((i = 0; i < reps; i++)); do
+    for k in ${kernels//,/ }; do ./build/slubsim_point_bench "$k" 512 amd-turin-2s-512t mmap1 settle >> "$out"; done
+    b0=$(bare)
+    scratch=$(mktemp -d)
+    start=$(date +%s.%N)
+    ./build/slubsim run --topology amd-turin-2s-512t --workload mmap1 --kernel v6.17,v7.0 \
+      --sheaf-capacity maple_node=32,64,128 --nr-task 128,384 --jobs 2 --quiet --out "$scratch" 2>/dev/null
+    end=$(date +%s.%N)
+    rm -rf "$scratch"
+    b1=$(bare)
+    echo "question wall_s=$(python3 -c "print($end - $start)") bare=$(python3 -c "print(($b0 + $b1) / 2)")" >> "$out"
+  done
+  python3 - "$out" <<'PY'
+import sys, statistics
+lines = open(sys.argv[1]).read().splitlines()
+rows = [dict(kv.split("=", 1) for kv in l.split()) for l in lines if l.startswith("kernel=")]
+med = lambda xs: statistics.median(xs)
+print(f"{'settled point':24s} {'wall s':>7s} {'sim ms':>7s} {'window':>7s} {'±%':>5s} {'M ev/s':>7s} {'bare M ev/s':>11s} {'share':>6s} {'wall at 20M':>11s}")
+for k in sorted({r["kernel"] for r in rows}):
+    rs = [r for r in rows if r["kernel"] == k]
+    w = med([float(r["wall_s"]) for r in rs]); b = med([float(r["bare_engine_events_per_s"]) for r in rs])
+    print(f"{k + ' 512 tasks':24s} {w:7.2f} {med([float(r['sim_ms']) for r in rs]):7.0f} "
+          f"{med([float(r['window_ms']) for r in rs]):6.0f}ms {med([float(r['half_width_pct']) for r in rs]):5.2f} "
+          f"{med([float(r['events_per_s']) for r in rs]) / 1e6:7.2f} {b / 1e6:11.2f} {med([float(r['engine_share']) for r in rs]):6.3f} "
+          f"{w * b / 20e6:10.2f}s")
+q = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in lines if l.startswith("question ")]
+w = med([float(x["wall_s"]) for x in q]); b = med([float(x["bare"]) for x in q])
+print(f"{'the question (8 points)':24s} {w:7.2f} {'':7s} {'':7s} {'':5s} {'':7s} {b / 1e6:11.2f} {'':6s} {w * b / 20e6:10.2f}s")
+print(f"medians of {len(q)} sittings; 'wall at 20M' = wall x bare / 20 M events/s")
+PY
+  exit 0
+fi
 for k in ${kernels//,/ }; do
   for n in ${tasks//,/ }; do
     for ((i = 0; i < reps; i++)); do ./build/slubsim_point_bench "$k" "$n" >> "$out"; done

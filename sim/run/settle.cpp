@@ -108,16 +108,18 @@ std::vector<double> autocorrelation(const std::vector<double>& x, int max_lag) {
 int find_period(const std::vector<double>& x, double* acf_at) {
   if (acf_at) *acf_at = 0;
   const int n = static_cast<int>(x.size());
-  const int max_lag = n / 3;
+  const int max_lag = n / 4;
   if (max_lag < 3) return 0;
-  const auto r = autocorrelation(x, max_lag + 1);
+  const auto r = autocorrelation(x, 2 * max_lag + 1);
   // Noise alone reaches about 2/sqrt(n); a period must stand well above it.
   const double need = std::max(kPeriodAcf, 3.0 / std::sqrt(static_cast<double>(n)));
-  double lowest = 1;
-  for (int l = 1; l <= max_lag; ++l) {
+  for (int l = 2; l <= max_lag; ++l) {
     const auto i = static_cast<std::size_t>(l);
-    lowest = std::min(lowest, r[i]);
-    if (l >= 2 && lowest <= kPeriodTrough && r[i] >= need && r[i] >= r[i - 1] && r[i] >= r[i + 1]) {
+    // Half a period apart the series is anti-correlated, and it repeats at twice the lag: a
+    // peak without both is noise or a harmonic of a faster alternation, not a period.
+    const double half = std::min(r[static_cast<std::size_t>(l / 2)], r[static_cast<std::size_t>((l + 1) / 2)]);
+    if (half <= kPeriodTrough && r[i] >= need && r[i] >= r[i - 1] && r[i] >= r[i + 1] &&
+        r[static_cast<std::size_t>(2 * l)] >= need) {
       if (acf_at) *acf_at = r[i];
       return l;
     }

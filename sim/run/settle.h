@@ -7,9 +7,10 @@
 //     earlier than the RCU lower bound) minimises the squared standard error of the mean of what
 //     follows, sum((z_j - mean)^2) / (k - d)^2. An optimum at the end of the allowed half says
 //     the series still drifts.
-//  2. Cycles: the autocorrelation of the series after d. Its first local maximum at lag p >= 2
-//     that reaches kPeriodAcf, after the function has gone below kPeriodTrough, is a period of p
-//     intervals (an oscillation, e.g. list_lock storms after each grace period's frees).
+//  2. Cycles: the autocorrelation of the series after d, up to lag n/4. Its first local maximum
+//     at lag p >= 2 that reaches kPeriodAcf, again at 2p, while the autocorrelation half a period
+//     apart is at most kPeriodTrough, is a period of p intervals (an oscillation, e.g. list_lock
+//     storms after each grace period's frees).
 //  3. Batch means (Law & Carson 1979): batches of b intervals, b a whole number of periods when
 //     there is one, doubled until the batch means' lag-1 autocorrelation is at most kMaxLag1,
 //     with at least min_batches of them; the window is the last k whole batches. Half-width =
