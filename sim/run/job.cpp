@@ -273,12 +273,17 @@ std::vector<std::string> settle_warnings(const Job& job, const JobResult& res) {
                                     "rule chooses one",
                                     where, ms, wu, to_us(kSettleStep) / 1000.0));
         else
-          out.push_back(fmt::format("{}: the window {} ms after {} ms is not settled: {}{}; without --warmup and "
-                                    "--duration the settle rule chooses the window",
-                                    where, ms, wu, r.settle.reason,
-                                    r.settle.period > 0 ? fmt::format(" (the series cycles with a {} ms period)",
-                                                                      to_us(r.settle.period) / 1000.0)
-                                                        : ""));
+          out.push_back(fmt::format(
+              "{}: the window {} ms after {} ms is not settled: {}{}; {}without --warmup and --duration the settle "
+              "rule chooses the window",
+              where, ms, wu, r.settle.reason,
+              r.settle.period > 0 ? fmt::format(" (the series cycles with a {} ms period)", to_us(r.settle.period) / 1000.0)
+                                  : "",
+              r.settle.suggest_window > 0
+                  ? fmt::format("the rule would want about --warmup {}ms --duration {}ms (an estimate from this "
+                                "window's spread); ",
+                                to_us(r.settle.suggest_warmup) / 1000.0, to_us(r.settle.suggest_window) / 1000.0)
+                  : ""));
       }
   return out;
 }

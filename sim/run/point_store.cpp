@@ -193,6 +193,8 @@ void visit(SettleReport& x, F& f) {
   f("step", x.step);
   f("low", x.low);
   f("high", x.high);
+  f("suggest_warmup", x.suggest_warmup);
+  f("suggest_window", x.suggest_window);
   f("reason", x.reason);
 }
 template <class F>

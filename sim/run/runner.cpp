@@ -214,6 +214,8 @@ RunResult simulate(const RunSpec& spec) {
     st.period_acf = verdict.period_acf;
     st.step = step;
     st.reason = verdict.reason;
+    st.suggest_warmup = static_cast<Time>(verdict.suggest_warmup) * step;
+    st.suggest_window = static_cast<Time>(verdict.suggest_window) * step;
     // How far the window's intervals swing (a cycle's amplitude, shown by the why report).
     std::vector<double> w(series.begin() + std::min<std::ptrdiff_t>(wfrom, static_cast<std::ptrdiff_t>(series.size())),
                           series.begin() + std::min<std::ptrdiff_t>(wto, static_cast<std::ptrdiff_t>(series.size())));

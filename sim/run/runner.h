@@ -89,6 +89,7 @@ struct SettleReport {
   double period_acf = 0;   // its autocorrelation at that lag
   Time step = 0;           // the series' interval
   double low = 0, high = 0;  // 10th and 90th percentile of the window's intervals (ops/s)
+  Time suggest_warmup = 0, suggest_window = 0;  // a fixed window not settled: the rule's estimate
   std::string reason;      // why it is not settled ("" if it is)
 };
 

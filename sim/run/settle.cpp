@@ -16,6 +16,8 @@ constexpr int kMserBatch = 5;
 constexpr double kPeriodAcf = 0.3;
 constexpr double kPeriodTrough = -0.1;
 constexpr double kMaxLag1 = 0.2;
+// Fewer batches than this say too little about the spread to project a window from it.
+constexpr int kMinBatchesToProject = 5;
 
 double mean_of(const std::vector<double>& x, std::size_t from, std::size_t to) {
   double s = 0;
@@ -217,6 +219,16 @@ SettleVerdict judge_fixed_window(const std::vector<double>& x, int from, const S
   if (!drifting && d > from)
     v.reason = fmt::format("still drifting: MSER-5 puts the transient's end at {} ms, after the {} ms warm-up",
                            d * to_us(rule.step) / 1000.0, from * to_us(rule.step) / 1000.0);
+  // What the rule would pick: a warm-up to the transient's end, and a window of enough batches
+  // of the size found here for the half-width to reach the target (at least min_batches), from
+  // this window's spread: an estimate, since the spread itself is estimated from few batches.
+  if (!v.settled && !drifting && d <= from && v.batches >= kMinBatchesToProject && std::isfinite(v.half_width) &&
+      v.mean > 0) {
+    const double sd_rel = v.half_width / t975(v.batches - 1) * std::sqrt(static_cast<double>(v.batches)) / v.mean;
+    const double k = std::ceil(std::pow(t975(rule.min_batches - 1) * sd_rel / rule.ci_target, 2));
+    v.suggest_warmup = std::max(d, from);
+    v.suggest_window = v.batch * static_cast<int>(std::max<double>(rule.min_batches, std::min(k, 1e6)));
+  }
   // The window is the user's, whatever batches the rule would have used inside it.
   v.from = from;
   v.to = static_cast<int>(x.size());

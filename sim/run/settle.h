@@ -50,6 +50,9 @@ struct SettleVerdict {
   int period = 0;            // intervals; 0 = no cycle found
   double period_acf = 0;     // autocorrelation at that lag
   std::string reason;        // why not settled ("" when settled)
+  // A fixed window that is not settled: the warm-up and window (intervals) the rule would want,
+  // estimated from this window's series (0: no estimate).
+  int suggest_warmup = 0, suggest_window = 0;
   double relative() const { return mean > 0 ? half_width / mean : (half_width > 0 ? 1e9 : 0); }
 };
 
