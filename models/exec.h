@@ -140,29 +140,20 @@ class Exec {
   // The intervals time is counted by (the default: one interval, all time).
   void set_grid(const Grid* g) noexcept {
     grid_ = g;
-    cur_ = g->of(now_);
-    cur_begin_ = g->begin(cur_);
-    cur_end_ = g->end(cur_);
-    times_.at(cur_);
+    times_.forget_bounds();
   }
   // Adds [from, to) of this CPU's clock to the field `f` of each interval it spans.
   template <class F>
   void add_time(Time from, Time to, F f) {
-    if (from >= cur_begin_ && to <= cur_end_) {
-      f(times_.at(cur_)) += to - from;
+    if (from >= times_.current_begin() && to <= times_.current_end()) {
+      f(times_.current_value()) += to - from;
       return;
     }
     while (from < to) {
-      const int i = grid_->of(from);
-      const Time e = grid_->end(i) < to ? grid_->end(i) : to;
-      f(times_.at(i)) += e - from;
+      const Time end = grid_->end(grid_->of(from));
+      const Time e = end < to ? end : to;
+      f(times_.at_time(*grid_, from)) += e - from;
       from = e;
-    }
-    if (to > cur_end_ || to < cur_begin_) {
-      cur_ = grid_->of(to);
-      cur_begin_ = grid_->begin(cur_);
-      cur_end_ = grid_->end(cur_);
-      times_.at(cur_);
     }
   }
 
@@ -209,8 +200,6 @@ class Exec {
   Account account_ = Account::NonSlab;
   const Grid* grid_ = &kWholeRun;
   Ledger<TaskTime> times_;
-  int cur_ = 0;  // the interval of the clock's last charge, and its bounds
-  Time cur_begin_ = 0, cur_end_ = kForever;
   std::array<const char*, kMaxFrames> frames_{};
   int depth_ = 0;  // may exceed kMaxFrames; frames past it are not recorded
   Time qs_blocked_ = 0;

@@ -37,28 +37,70 @@ struct Grid {
   }
 };
 
-// One T per interval, grown as time reaches later intervals. T sums with `add`.
+// One T per interval. Time mostly moves forward, so the latest interval's T lives inline (on
+// the owner's own host cache lines, as a plain counter would) with its bounds, and moves to the
+// vector when a later interval begins; an event of an earlier interval (a wait that began
+// before the edge) goes to the vector directly. T sums with `add` (or +=, for numbers).
 template <class T>
 class Ledger {
  public:
+  // The T of interval i.
   T& at(int i) {
-    if (static_cast<std::size_t>(i) >= v_.size()) v_.resize(static_cast<std::size_t>(i) + 1);
-    return v_[static_cast<std::size_t>(i)];
+    if (i == cur_) return cur_val_;
+    if (i > cur_) {
+      move_to(i);
+      return cur_val_;
+    }
+    return slot(i);
   }
+  // The T of the interval time t falls in.
+  T& at_time(const Grid& g, Time t) {
+    if (t >= cur_begin_ && t < cur_end_) return cur_val_;
+    const int i = g.of(t);
+    if (i >= cur_) {
+      if (i > cur_) move_to(i);
+      cur_begin_ = g.begin(i);
+      cur_end_ = g.end(i);
+      return cur_val_;
+    }
+    return slot(i);
+  }
+  // The grid changed: the next at_time recomputes the current interval's bounds.
+  void forget_bounds() noexcept { cur_begin_ = cur_end_ = 0; }
+  // The latest interval and its bounds as at_time last set them (empty until it has).
+  int current() const noexcept { return cur_; }
+  T& current_value() noexcept { return cur_val_; }
+  Time current_begin() const noexcept { return cur_begin_; }
+  Time current_end() const noexcept { return cur_end_; }
+
   // Intervals [from, to) summed (missing intervals count as T{}).
   T sum(int from, int to) const {
     T s{};
     for (int i = from; i < to && static_cast<std::size_t>(i) < v_.size(); ++i) add_to(s, v_[static_cast<std::size_t>(i)]);
+    if (cur_ >= from && cur_ < to) add_to(s, cur_val_);
     return s;
   }
-  std::size_t size() const noexcept { return v_.size(); }
 
  private:
   static void add_to(T& s, const T& x) {
     if constexpr (std::is_arithmetic_v<T>) s += x;
     else s.add(x);
   }
-  std::vector<T> v_;
+  T& slot(int i) {
+    if (static_cast<std::size_t>(i) >= v_.size()) v_.resize(static_cast<std::size_t>(i) + 1);
+    return v_[static_cast<std::size_t>(i)];
+  }
+  void move_to(int i) {
+    add_to(slot(cur_), cur_val_);
+    cur_val_ = T{};
+    cur_ = i;
+    cur_begin_ = 0;
+    cur_end_ = 0;  // bounds unknown until at_time sets them
+  }
+  int cur_ = 0;
+  Time cur_begin_ = 0, cur_end_ = 0;
+  T cur_val_{};
+  std::vector<T> v_;  // intervals before cur_ (and any written late)
 };
 
 // A window as a range of intervals [from, to).

@@ -115,12 +115,28 @@ TEST_CASE("job: --set changes any config parameter and rejects unknown ones") {
 
 TEST_CASE("job: kernels and capacities multiply into variants") {
   auto req = small_request();
-  req.kernel = "v6.7,v6.17";
+  req.kernel = "v6.18,v7.0";
   req.sheaf_capacity = "32,64";
   Job j = resolve_job(req);
   REQUIRE(j.variants.size() == 4);
-  CHECK(j.variants[0].label == "v6.7_sheaf_capacity=32");
-  CHECK(j.variants[3].label == "v6.17_sheaf_capacity=64");
+  CHECK(j.variants[0].label == "v6.18_sheaf_capacity=32");
+  CHECK(j.variants[3].label == "v7.0_sheaf_capacity=64");
+  CHECK(j.notes.empty());
+  // Kernels without sheaves run once each, at their own settings, and the job says so.
+  req.kernel = "v6.7,v6.17,v7.0";
+  j = resolve_job(req);
+  REQUIRE(j.variants.size() == 4);
+  CHECK(j.variants[0].label == "v6.7");
+  CHECK(j.variants[1].label == "v6.17");
+  CHECK(j.variants[1].capacity.text.empty());
+  CHECK(j.variants[2].label == "v7.0_sheaf_capacity=32");
+  REQUIRE(j.notes.size() == 2);
+  CHECK(j.notes[1].find("v6.17 has no sheaves") == 0);
+  // A capacity for a cache 6.18 has no sheaves for: 6.18 runs once too.
+  req.kernel = "v6.18";
+  req.sheaf_capacity = "kmalloc-256=16,32";
+  j = resolve_job(req);
+  CHECK(j.variants.size() == 1);
   req.kernel = "v9.9";
   CHECK_THROWS_AS(resolve_job(req), ConfigError);
 }

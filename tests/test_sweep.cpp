@@ -23,7 +23,7 @@ std::function<const char*(const char*)> env_of(std::map<std::string, std::string
 
 SweepRequest small_sweep() {
   SweepRequest r;
-  r.base = test::job_request("small-2s-8c", "mmap2", "v6.17,v7.0", "1,4,8", "1ms", "1ms");
+  r.base = test::job_request("small-2s-8c", "mmap2", "v6.18,v7.0", "1,4,8", "1ms", "1ms");
   r.base.sheaf_capacity = "maple_node=16,32";
   r.base.runs = 2;
   r.topologies = {"small-2s-8c", "intel-icl-2s-64t"};
@@ -82,7 +82,7 @@ TEST_CASE("sweep: the plan is every job x variant x run x row once, and N shards
   }
   // Each point's run arguments name one kernel, one capacity, one task count and its seed.
   const json plan = sweep_plan(s);
-  const json& p = plan["points"][29];  // intel-icl-2s-64t, v0 (v6.17, maple_node=16), run 2, row 2
+  const json& p = plan["points"][29];  // intel-icl-2s-64t, v0 (v6.18, maple_node=16), run 2, row 2
   CHECK(p["id"] == "intel-icl-2s-64t/v0-t2-n8-r2");
   CHECK(p["seed"] == 2);
   const auto args = p["args"].get<std::vector<std::string>>();
@@ -91,7 +91,7 @@ TEST_CASE("sweep: the plan is every job x variant x run x row once, and N shards
     return it == args.end() || it + 1 == args.end() ? std::string("(none)") : *(it + 1);
   };
   CHECK(value_of("--topology") == "intel-icl-2s-64t");
-  CHECK(value_of("--kernel") == "v6.17");
+  CHECK(value_of("--kernel") == "v6.18");
   CHECK(value_of("--sheaf-capacity") == "maple_node=16");
   CHECK(value_of("--nr-task") == "8");
   CHECK(value_of("--runs") == "1");
@@ -110,7 +110,7 @@ TEST_CASE("sweep: the fields in sweep.json read back as the same sweep") {
   CHECK(sweep_fields(back) == fields);
   const Sweep s = resolve_sweep(back);
   REQUIRE(s.jobs[0].job.variants.size() == 4);  // 2 kernels x 2 multi-cache settings
-  CHECK(s.jobs[0].job.variants[1].label == "v6.17_sheaf_capacity=maple_node=32,vm_area_struct=32");
+  CHECK(s.jobs[0].job.variants[1].label == "v6.18_sheaf_capacity=maple_node=32,vm_area_struct=32");
   // The object form of "set" and number lists, as a person writes them.
   const json written = json::parse(R"({"topology": "small-2s-8c", "workload": ["mmap2", "brk1"],
     "nr_task": [1, "50%"], "set": {"costs.qspinlock.handoff_alpha": 1.5, "topology.latency_ns.llc": 30}})");

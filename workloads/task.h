@@ -22,7 +22,7 @@ struct Counter {
   std::uint64_t total = 0;
   void add(Time t, std::uint64_t n) {
     total += n;
-    ops.at(grid->of(t)) += n;
+    ops.at_time(*grid, t) += n;
   }
 };
 
@@ -99,7 +99,7 @@ struct TaskBinding {
   enum ObjectOp { kAlloc, kFree, kKfreeRcu, kNrObjectOps };
   std::vector<Ledger<ObjectOps>>* object_ops = nullptr;
   void count(const Exec& e, int cache, ObjectOp op, std::uint64_t n) {
-    (*object_ops)[static_cast<std::size_t>(cache)].at(counter.grid->of(e.now())).n[op] += n;
+    (*object_ops)[static_cast<std::size_t>(cache)].at_time(*counter.grid, e.now()).n[op] += n;
   }
   // One step's objects on their way between the pool and the allocator (steps run one at a
   // time, so one buffer serves them all; it keeps its capacity, so steps allocate nothing).

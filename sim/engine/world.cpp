@@ -67,15 +67,24 @@ void World::note_wait(const Request& r, bool in_slab, Time from, Time to, const 
     k.cls = locks_[r.id].cls;
     k.depth = e.depth();
     for (int i = 0; i < k.depth; ++i) k.frames[static_cast<std::size_t>(i)] = e.frame(i);
-    stack = &stack_waits_[k];
+    // A CPU mostly waits under the same chain as last time: remember its last entry (map nodes
+    // do not move).
+    if (stack_cache_.size() <= static_cast<std::size_t>(e.cpu())) stack_cache_.resize(static_cast<std::size_t>(e.cpu()) + 1);
+    auto& [last, entry] = stack_cache_[static_cast<std::size_t>(e.cpu())];
+    if (!entry || last.cls != k.cls || last.depth != k.depth ||
+        !std::equal(k.frames.begin(), k.frames.begin() + k.depth, last.frames.begin())) {
+      last = k;
+      entry = &stack_waits_[k];
+    }
+    stack = entry;
   }
   // The wait split at the grid's edges: each part counts in its own interval.
   while (from < to) {
     const int i = grid_->of(from);
     const Time end = std::min(grid_->end(i), to);
-    WaitTime& x = w.at(i);
+    WaitTime& x = w.at_time(*grid_, from);
     (in_slab ? x.slab : x.nonslab) += end - from;
-    if (stack) stack->at(i) += end - from;
+    if (stack) stack->at_time(*grid_, from) += end - from;
     from = end;
   }
 }
@@ -121,7 +130,7 @@ Outcome World::spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only) {
     Time done = coh_.write(word, c, t);
     l.holder = c;
     l.held_since = done;
-    LockStat& st = l.stat.at(grid_->of(t));
+    LockStat& st = l.stat.at_time(*grid_, t);
     ++st.acquisitions;
     if (bounce) ++st.acq_bounces;
     st.waited(0);
@@ -147,7 +156,7 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   int c = cpu.cpu();
   if (l.holder != c) throw std::logic_error("spin_unlock by a CPU that does not hold the lock");
   Line& word = lines_[l.line];
-  l.stat.at(grid_->of(l.held_since)).held(t - l.held_since);
+  l.stat.at_time(*grid_, l.held_since).held(t - l.held_since);
   if (l.queue.empty()) {
     // The releasing store: pays for invalidating pollers, but the releaser does not wait.
     word.spinner = -1;
@@ -173,7 +182,7 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   l.holder = n;
   l.held_since = at;
   {
-    LockStat& st = l.stat.at(grid_->of(next.since));
+    LockStat& st = l.stat.at_time(*grid_, next.since);
     ++st.acquisitions;
     ++st.contentions;
     ++st.acq_bounces;
@@ -244,7 +253,7 @@ Outcome World::down(Cpu& cpu, Rwsem& s, Time t, bool write) {
     } else if (s.readers++ == 0) {
       s.held_since = done;
     }
-    LockStat& st = s.stat.at(grid_->of(t));
+    LockStat& st = s.stat.at_time(*grid_, t);
     ++st.acquisitions;
     if (bounce) ++st.acq_bounces;
     st.waited(0);
@@ -264,7 +273,7 @@ Time World::up(Cpu& cpu, Rwsem& s, Time t, bool write) {
     if (s.readers <= 0) throw std::logic_error("up_read without a reader");
     --s.readers;
   }
-  if (s.writer < 0 && s.readers == 0) s.stat.at(grid_->of(s.held_since)).held(t - s.held_since);
+  if (s.writer < 0 && s.readers == 0) s.stat.at_time(*grid_, s.held_since).held(t - s.held_since);
   Time done = coh_.write(word, c, t);
   if (s.writer < 0 && s.readers == 0) grant_rwsem_waiters(s, c, done);
   return done;
@@ -288,7 +297,7 @@ void World::grant_rwsem_waiters(Rwsem& s, int releaser, Time t) {
       s.held_since = at;
     }
     {
-      LockStat& st = s.stat.at(grid_->of(w.since));
+      LockStat& st = s.stat.at_time(*grid_, w.since);
       ++st.acquisitions;
       ++st.contentions;
       ++st.acq_bounces;

@@ -87,6 +87,7 @@ class World : public Shared {
   std::vector<Rwsem> rwsems_;
   std::vector<std::string> classes_;
   std::map<StackKey, Ledger<Time>> stack_waits_;
+  std::vector<std::pair<StackKey, Ledger<Time>*>> stack_cache_;  // per CPU: its last wait's chain
   const Grid* grid_ = &kWholeRun;
   std::uint64_t requests_ = 0;
 };
