@@ -123,9 +123,8 @@ Examples:
 
 // The default main job: this experiment, with its fit applied.
 constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
-// Simulated window of the default job; "" = the experiment file's own (12 ms after a 150 ms
-// warm-up, the window its fit was made with; about 1 min 12 s on the 2-core development host,
-// 2026-12-01). A shorter one is printed in the table's header.
+// Simulated window of the default job; "" = the experiment file's own (each point's window
+// chosen by the settle rule, as its fit was made). A fixed one is printed in the table's header.
 constexpr const char* kDefaultDuration = "";
 constexpr const char* kDefaultWarmup = "";
 
