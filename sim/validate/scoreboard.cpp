@@ -1,5 +1,7 @@
 #include "sim/validate/scoreboard.h"
 
+#include <cctype>
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -575,17 +577,31 @@ std::string experiment_table(const Experiment& e, const TopologyScore& t, const 
   }
   out += "\n";
 
-  out += fmt::format("will-it-scale ops/s: simulated | published\n{:>16}", "nr_task");
-  for (std::size_t i : shown) out += fmt::format(" {:>25}", e.variants[i].name);
+  // A row's settled mean carries its 95% half-width (settle.<N>.half_width_percent); "!" marks a
+  // row that is not settled.
+  auto spread = [&](std::size_t i, const std::string& label) -> std::string {
+    if (label.empty() || !std::isdigit(static_cast<unsigned char>(label[0]))) return "";
+    auto hw = stats[i].find("settle." + label + ".half_width_percent");
+    auto un = stats[i].find("settle." + label + ".unsettled");
+    const bool unsettled = un != stats[i].end() && un->get<double>() == 1;
+    if (hw == stats[i].end()) return unsettled ? " !" : "";
+    return fmt::format(" ±{:.1f}%{}", hw->get<double>(), unsettled ? "!" : "");
+  };
+  out += fmt::format("will-it-scale ops/s: simulated (±95%) | published\n{:>16}", "nr_task");
+  for (std::size_t i : shown) out += fmt::format(" {:>32}", e.variants[i].name);
   out += "\n";
+  bool any_unsettled = false;
   for (const auto& [label, metric] : rows) {
     out += fmt::format("{:>16}", label);
     for (std::size_t i : shown) {
       auto p = published(e.variants[i].name, metric);
-      out += fmt::format(" {:>12} | {:>10}", value(simulated(i, metric)), p ? value(*p) : "-");
+      const std::string sp = spread(i, label);
+      any_unsettled = any_unsettled || sp.find('!') != std::string::npos;
+      out += fmt::format(" {:>19} | {:>10}", value(simulated(i, metric)) + sp, p ? value(*p) : "-");
     }
     out += "\n";
   }
+  if (any_unsettled) out += "! not settled within the settle rule's cap: the mean is not known to its target\n";
   // The compared pairs: every pair a cell scores, first the ones against the baseline.
   std::vector<std::pair<std::size_t, std::size_t>> pairs;  // indices into e.variants
   auto index_of = [&](const std::string& name) {
