@@ -136,6 +136,7 @@ RunResult simulate(const RunSpec& spec) {
   SettleVerdict verdict;
   const int min_from = step > 0 ? static_cast<int>((spec.settle_rule.min_warmup + step - 1) / step) : 0;
   int judged_at = 0;
+  int confirm_at = 0;  // a first settled verdict at n is confirmed at 2n (or the cap)
   Timer edge([&] {
     const int k = static_cast<int>(series.size());
     double ops = 0;
@@ -144,16 +145,22 @@ RunResult simulate(const RunSpec& spec) {
     edges.push_back(snapshot(slub.get()));
     const int n = k + 1;
     const bool at_cap = n >= grid.last;
-    if (at_cap || (n >= min_from + spec.settle_rule.min_batches && n - judged_at >= std::max(1, n / 20))) {
+    const bool due = confirm_at > 0 ? n >= confirm_at
+                                    : n >= min_from + spec.settle_rule.min_batches && n - judged_at >= std::max(1, n / 20);
+    if (at_cap || due) {
       judged_at = n;
       verdict = judge_series(series, spec.settle_rule, min_from);
-      if (verdict.settled || at_cap) {
+      if (verdict.settled && confirm_at == 0 && !at_cap) {
+        confirm_at = std::min(2 * n, grid.last);  // settled once: run as long again and judge anew
+      } else if (verdict.settled || at_cap) {
         stop = engine.now();
         wfrom = verdict.from;
         wto = verdict.to;
         at_begin = edges[static_cast<std::size_t>(wfrom)];
         take_end_state();
         return;
+      } else {
+        confirm_at = 0;  // the doubled series is not settled: the search goes on
       }
     }
     engine.schedule(engine.now() + step, &edge);

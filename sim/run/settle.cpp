@@ -10,12 +10,13 @@ namespace {
 
 // The rule's constants (settle.h). MSER's batch of five is the standard MSER-5; the thresholds
 // for a period and for uncorrelated batches are the usual rules of thumb of output analysis
-// (Law, Simulation Modeling and Analysis, 5th ed., §9.5: batch means' lag-1 correlation below
-// 0.2; a periodogram peak is read here from the autocorrelation instead).
+// (Law, Simulation Modeling and Analysis, 5th ed., §9.5; a periodogram peak is read here from the
+// autocorrelation instead).
 constexpr int kMserBatch = 5;
 constexpr double kPeriodAcf = 0.3;
 constexpr double kPeriodTrough = -0.1;
-constexpr double kMaxLag1 = 0.2;
+constexpr double kMaxLag1 = 0.5;  // with 20 batch means, about twice the estimate's sd under independence
+constexpr int kTargetBatches = 20;
 // Fewer batches than this say too little about the spread to project a window from it.
 constexpr int kMinBatchesToProject = 5;
 
@@ -28,6 +29,8 @@ double mean_of(const std::vector<double>& x, std::size_t from, std::size_t to) {
 struct Batches {
   int b = 0, k = 0;
   double mean = 0, sd = 0, lag1 = 0;
+  double trend = 0;    // least-squares change of the batch means over the window, relative to the mean
+  double trend_t = 0;  // its t statistic
 };
 
 // The last k = n / b whole batches of b intervals of y.
@@ -49,6 +52,25 @@ Batches batch_means(const std::vector<double>& y, int b) {
   }
   r.sd = r.k > 1 ? std::sqrt(ss / (r.k - 1)) : 0.0;
   r.lag1 = ss > 0 ? cross / ss : 0.0;
+  // A straight line through the batch means: a slope that stands out of their scatter is a
+  // drift the window still holds (a transient slower than MSER could see).
+  if (r.k >= 3 && r.mean != 0) {
+    const double xm = (r.k - 1) / 2.0;
+    double sxx = 0, sxy = 0;
+    for (int j = 0; j < r.k; ++j) {
+      sxx += (j - xm) * (j - xm);
+      sxy += (j - xm) * (m[static_cast<std::size_t>(j)] - r.mean);
+    }
+    const double slope = sxy / sxx;
+    double rss = 0;
+    for (int j = 0; j < r.k; ++j) {
+      const double e = m[static_cast<std::size_t>(j)] - r.mean - slope * (j - xm);
+      rss += e * e;
+    }
+    const double se = std::sqrt(rss / (r.k - 2) / sxx);
+    r.trend = slope * (r.k - 1) / r.mean;
+    r.trend_t = se > 0 ? slope / se : (slope != 0 ? INFINITY : 0.0);
+  }
   return r;
 }
 
@@ -131,25 +153,24 @@ int find_period(const std::vector<double>& x, double* acf_at) {
 
 namespace {
 
-// Batch means over y (the series after the transient): the smallest batch, a whole number of
-// periods, whose means are uncorrelated with at least min_batches of them. When none is, the
-// largest batch that still gives min_batches (or two) batches, marked `uncorrelated = false`.
+// Batch means over y (the series after the transient), a fixed number of them (Schmeiser 1982:
+// between 10 and 30 batches; kTargetBatches when the series allows, at least min_batches), each a
+// whole number of periods. A fixed count rather than the smallest batch whose neighbours look
+// uncorrelated: a series with an alternation faster than the interval (callbacks every other
+// grace period) has near-zero lag-1 correlation at one interval yet cancels over many, and the
+// smallest batches would overstate the variance of the mean several times over. The batch means'
+// lag-1 correlation must still stay under kMaxLag1 (a slow swing the batches do not contain).
 Batches choose_batches(const std::vector<double>& y, int period, int min_batches, bool* uncorrelated) {
-  *uncorrelated = false;
   const int unit = std::max(1, period);
   const int n = static_cast<int>(y.size());
-  Batches last_ok;
-  for (int b = unit; n / b >= min_batches; b *= 2) {
-    Batches bm = batch_means(y, b);
-    last_ok = bm;
-    if (bm.lag1 <= kMaxLag1) {
-      *uncorrelated = true;
-      return bm;
-    }
+  if (n / unit < min_batches) {
+    *uncorrelated = false;
+    return batch_means(y, unit);
   }
-  if (last_ok.k > 0) return last_ok;
-  const int b = std::max(unit, n / 2);
-  return n >= 2 * b ? batch_means(y, b) : batch_means(y, std::max(1, n / 2));
+  const int b = std::max(unit, n / kTargetBatches / unit * unit);
+  Batches bm = batch_means(y, b);
+  *uncorrelated = bm.lag1 <= kMaxLag1;
+  return bm;
 }
 
 SettleVerdict verdict_from(const std::vector<double>& y, int offset, int transient, int period, double acf,
@@ -179,6 +200,9 @@ SettleVerdict verdict_from(const std::vector<double>& y, int offset, int transie
     v.reason = fmt::format("too short to judge: {} intervals of {} ms after the transient make {} batches, the rule "
                            "needs {}",
                            n, ms, bm.k, rule.min_batches);
+  else if (bm.k >= rule.min_batches && std::abs(bm.trend_t) > t975(bm.k - 2))
+    v.reason = fmt::format("still drifting: the window's batch means trend by {:+.1f}% (t = {:.1f})", 100 * bm.trend,
+                           bm.trend_t);
   else if (!uncorrelated)
     v.reason = fmt::format("batch means still correlated (lag-1 {:.2f} with {} batches of {} ms)", bm.lag1, bm.k,
                            bm.b * ms);

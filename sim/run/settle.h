@@ -11,11 +11,15 @@
 //     at lag p >= 2 that reaches kPeriodAcf, again at 2p, while the autocorrelation half a period
 //     apart is at most kPeriodTrough, is a period of p intervals (an oscillation, e.g. list_lock
 //     storms after each grace period's frees).
-//  3. Batch means (Law & Carson 1979): batches of b intervals, b a whole number of periods when
-//     there is one, doubled until the batch means' lag-1 autocorrelation is at most kMaxLag1,
-//     with at least min_batches of them; the window is the last k whole batches. Half-width =
+//  3. Batch means with a fixed number of batches (Schmeiser 1982): 20 when the series allows, at
+//     least min_batches, each a whole number of periods when there is one, and their lag-1
+//     autocorrelation under kMaxLag1; the window is the last k whole batches. Half-width =
 //     t(0.975, k-1) * sd(batch means) / sqrt(k).
-//  4. Settled when the half-width is within ci_target of the mean.
+//  4. Settled when the batch means show no trend (the slope of a line through them within its
+//     95% interval: a transient slower than MSER could see), the half-width is within
+//     ci_target of the mean, and both still hold when the run
+//     has doubled (the runner's confirmation: a transient slower than the run so far shows as
+//     a drift or a wider interval on the doubled series).
 #pragma once
 #include <string>
 #include <vector>
