@@ -200,7 +200,7 @@ SettleVerdict verdict_from(const std::vector<double>& y, int offset, int transie
     v.reason = fmt::format("too short to judge: {} intervals of {} ms after the transient make {} batches, the rule "
                            "needs {}",
                            n, ms, bm.k, rule.min_batches);
-  else if (bm.k >= rule.min_batches && std::abs(bm.trend_t) > t975(bm.k - 2))
+  else if (bm.k >= rule.min_batches && std::abs(bm.trend_t) > t975(bm.k - 2) && std::abs(bm.trend) > rule.ci_target)
     v.reason = fmt::format("still drifting: the window's batch means trend by {:+.1f}% (t = {:.1f})", 100 * bm.trend,
                            bm.trend_t);
   else if (!uncorrelated)

@@ -15,8 +15,9 @@
 //     least min_batches, each a whole number of periods when there is one, and their lag-1
 //     autocorrelation under kMaxLag1; the window is the last k whole batches. Half-width =
 //     t(0.975, k-1) * sd(batch means) / sqrt(k).
-//  4. Settled when the batch means show no trend (the slope of a line through them within its
-//     95% interval: a transient slower than MSER could see), the half-width is within
+//  4. Settled when the batch means show no trend (a line through them changes by more than
+//     ci_target across the window with a slope outside its 95% interval: a transient slower
+//     than MSER could see), the half-width is within
 //     ci_target of the mean, and both still hold when the run
 //     has doubled (the runner's confirmation: a transient slower than the run so far shows as
 //     a drift or a wider interval on the doubled series).
