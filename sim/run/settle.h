@@ -1,6 +1,6 @@
 // The settle rule: from a run's series of operations per interval, where the transient ends and
 // whether the mean after it is known well enough. A result is the long-run mean with its 95%
-// confidence interval, measured over a window the rule chooses (docs/design.md, Measurement):
+// confidence interval, measured over a window the rule chooses (docs/design.md, Settled windows):
 //
 //  1. Transient: MSER-5 (White 1997; Hoad, Robinson & Davies 2010). The series is cut into
 //     batches of five intervals; the truncation point d (a batch edge in the first half, and no
@@ -15,12 +15,11 @@
 //     least min_batches, each a whole number of periods when there is one, and their lag-1
 //     autocorrelation under kMaxLag1; the window is the last k whole batches. Half-width =
 //     t(0.975, k-1) * sd(batch means) / sqrt(k).
-//  4. Settled when the batch means show no trend (a line through them changes by more than
-//     ci_target across the window with a slope outside its 95% interval: a transient slower
-//     than MSER could see), the half-width is within
-//     ci_target of the mean, and both still hold when the run
-//     has doubled (the runner's confirmation: a transient slower than the run so far shows as
-//     a drift or a wider interval on the doubled series).
+//  4. Settled when the batch means show no trend (no line through them that changes by more
+//     than ci_target across the window with a slope outside its 95% interval: a transient
+//     slower than MSER could see), the half-width is within ci_target of the mean, and both
+//     still hold when the run has doubled (the runner's confirmation: a transient slower than
+//     the run so far shows as a drift or a wider interval on the doubled series).
 #pragma once
 #include <string>
 #include <vector>
