@@ -40,6 +40,22 @@ RwsemId World::new_rwsem(std::string_view cls, std::string_view instance, int ho
   return {static_cast<std::uint32_t>(rwsems_.size() - 1)};
 }
 
+namespace {
+
+// A contended acquisition: the lock handed from its holder to a waiter that waited `waited`,
+// the hand-off itself taking `handoff`.
+void count_handoff(LockStat& st, Time waited, Time handoff) {
+  ++st.acquisitions;
+  ++st.contentions;
+  ++st.acq_bounces;
+  ++st.con_bounces;
+  st.waited(waited);
+  ++st.handoffs;
+  st.handoff_total += handoff;
+}
+
+}  // namespace
+
 bool World::StackKey::operator<(const StackKey& o) const {
   if (cls != o.cls) return cls < o.cls;
   if (depth != o.depth) return depth < o.depth;
@@ -181,16 +197,7 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   }
   l.holder = n;
   l.held_since = at;
-  {
-    LockStat& st = l.stat.at_time(*grid_, next.since);
-    ++st.acquisitions;
-    ++st.contentions;
-    ++st.acq_bounces;
-    ++st.con_bounces;
-    st.waited(at - next.since);
-    ++st.handoffs;
-    st.handoff_total += at - t;
-  }
+  count_handoff(l.stat.at_time(*grid_, next.since), at - next.since, at - t);
   next.cpu->grant(at, true);
   return t;
 }
@@ -296,16 +303,7 @@ void World::grant_rwsem_waiters(Rwsem& s, int releaser, Time t) {
     } else if (s.readers++ == 0) {
       s.held_since = at;
     }
-    {
-      LockStat& st = s.stat.at_time(*grid_, w.since);
-      ++st.acquisitions;
-      ++st.contentions;
-      ++st.acq_bounces;
-      ++st.con_bounces;
-      st.waited(at - w.since);
-      ++st.handoffs;
-      st.handoff_total += at - t;
-    }
+    count_handoff(s.stat.at_time(*grid_, w.since), at - w.since, at - t);
     w.cpu->grant(at, true);
     first = false;
     if (w.write) break;
