@@ -118,6 +118,7 @@ expect_error unknown-variant.json "unknown-variant.json: cells[0].test: no varia
 expect_error missing-workload.json "missing-workload.json: workload: missing field"
 expect_error bad-patch.json "bad-patch.json: variants[1].patches[0]"
 expect_error unknown-counter-key.json "unknown-counter-key.json: counters[0].key: not a rate the model reports"
+expect_error half-window.json "half-window.json: duration: give both duration and warmup (a fixed window), or neither"
 # A whole directory with one bad file is refused too.
 "$bin" validate --experiments "$data/bad-experiments" --out "$tmp/bad" --quiet >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a directory with bad files must exit 2"
