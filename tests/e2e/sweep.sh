@@ -48,9 +48,9 @@ grep -q '"shard": "2/4"' "$tmp/slurm2/sweep.json" && ok "sweep.json records the 
 # (c) killed midway (SIGTERM, as Slurm's time limit sends), then the same command again.
 "$bin" sweep "$sweep" --out "$tmp/cut" --jobs 1 2>"$tmp/cut.err" &
 pid=$!
-for _ in $(seq 1 400); do
+for _ in $(seq 1 2400); do  # up to 240 s for two points (an ASan build is slow)
   [ "$(find "$tmp/cut" -path '*/points/v*.json' 2>/dev/null | wc -l)" -ge 2 ] && break
-  sleep 0.01
+  sleep 0.1
 done
 kill -TERM "$pid"
 wait "$pid"
