@@ -137,11 +137,15 @@ RunResult simulate(const RunSpec& spec) {
   const int min_from = step > 0 ? static_cast<int>((spec.settle_rule.min_warmup + step - 1) / step) : 0;
   int judged_at = 0;
   int confirm_at = 0;  // a first settled verdict at n is confirmed at 2n (or the cap)
+  // Operations all tasks completed in interval i of the grid: one element of the series.
+  auto interval_ops = [&](int i) {
+    double ops = 0;
+    for (const auto& b : bindings) ops += static_cast<double>(b.counter.ops.sum(i, i + 1));
+    return ops;
+  };
   Timer edge([&] {
     const int k = static_cast<int>(series.size());
-    double ops = 0;
-    for (const auto& b : bindings) ops += static_cast<double>(b.counter.ops.sum(k, k + 1));
-    series.push_back(ops);
+    series.push_back(interval_ops(k));
     edges.push_back(snapshot(slub.get()));
     const int n = k + 1;
     const bool at_cap = n >= grid.last;
@@ -201,10 +205,8 @@ RunResult simulate(const RunSpec& spec) {
   const Time window = wend - wbegin;
   if (!spec.settle && on_steps) {
     // A fixed window on the rule's grid: judge it from its own series.
-    series.assign(static_cast<std::size_t>(wto), 0.0);
-    for (const auto& b : bindings)
-      for (int i = 0; i < wto; ++i)
-        series[static_cast<std::size_t>(i)] += static_cast<double>(b.counter.ops.sum(i, i + 1));
+    series.clear();
+    for (int i = 0; i < wto; ++i) series.push_back(interval_ops(i));
     verdict = judge_fixed_window(series, wfrom, spec.settle_rule);
   }
   SettleReport& st = r.settle;
