@@ -1,8 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "sim/engine/engine.h"
+#include "sim/run/stop.h"
 
 using namespace slubsim;
 
@@ -33,4 +37,35 @@ TEST_CASE("engine: events fire by time, ties in scheduling order") {
   CHECK(e.now() == 50);
   CHECK(e.events() == 3);
   CHECK_THROWS(e.schedule(40, &a));  // the past
+}
+
+TEST_CASE("engine: the watch runs every kWatchEvery events and may end the run by throwing") {
+  Engine e;
+  struct Repeat : Process {
+    Engine& e;
+    explicit Repeat(Engine& en) : e(en) {}
+    void fire() override { e.schedule(e.now() + 1, this); }  // never ends by itself
+  } r(e);
+  e.schedule(0, &r);
+  int watched = 0;
+  struct Enough {};
+  CHECK_THROWS_AS(e.run([&] {
+    if (++watched == 3) throw Enough{};
+  }), Enough);
+  CHECK(watched == 3);
+  CHECK(e.events() == 3 * Engine::kWatchEvery);
+}
+
+TEST_CASE("stop: a point is abandoned only once the stop has outlasted the grace period") {
+  std::atomic<bool> stop{false};
+  StopWatch w(&stop, 0.05);
+  CHECK_NOTHROW(w.check());  // no stop requested
+  stop = true;
+  CHECK_NOTHROW(w.check());  // first sight starts the grace period
+  CHECK_NOTHROW(w.check());
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  CHECK_THROWS_AS(w.check(), PointAbandoned);
+  StopWatch none(nullptr);
+  CHECK_FALSE(none.armed());
+  CHECK_NOTHROW(none.check());
 }

@@ -24,4 +24,26 @@ Program select_kernel(const Program& p, const std::string& kernel) {
   return out;
 }
 
+bool fills_pool(const std::vector<Step>& steps, int pool) {
+  for (const Step& s : steps) {
+    const bool alloc = s.op == StepOp::Alloc || s.op == StepOp::AllocBulk || s.op == StepOp::AllocFromSheaf;
+    if ((alloc && s.pool == pool) || fills_pool(s.body, pool)) return true;
+  }
+  return false;
+}
+
+namespace {
+int unfilled_in(const std::vector<Step>& steps, const Program& p) {
+  for (const Step& s : steps) {
+    const bool takes = s.op == StepOp::Free || s.op == StepOp::FreeBulk || s.op == StepOp::KfreeRcu ||
+                       s.op == StepOp::CallRcu;
+    if (takes && !fills_pool(p.steps, s.pool)) return s.pool;
+    if (int u = unfilled_in(s.body, p); u >= 0) return u;
+  }
+  return -1;
+}
+}  // namespace
+
+int unfilled_pool(const Program& p) { return unfilled_in(p.steps, p); }
+
 }  // namespace slubsim

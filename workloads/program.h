@@ -87,4 +87,10 @@ enum class Mode { Process, Thread };
 // The program as a given kernel preset runs it: steps limited to other kernels removed.
 Program select_kernel(const Program& p, const std::string& kernel);
 
+// True if a step of `steps` (lock bodies included) allocates into pool `pool`.
+bool fills_pool(const std::vector<Step>& steps, int pool);
+// The first pool a step frees from (free, free_bulk, kfree_rcu, call_rcu) that no step fills, or
+// -1. Such a free frees nothing, forever: an iteration of the program would take no time.
+int unfilled_pool(const Program& p);
+
 }  // namespace slubsim

@@ -270,8 +270,19 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
 }
 
 Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
+  int stalled = 0;  // iterations in a row that took no simulated time
   while (exec.now() < stop) {
+    const Time before = exec.now();
     co_await run_steps(exec, p.steps, b);
+    if (exec.now() != before) {
+      stalled = 0;
+    } else if (++stalled == kMaxStalledIterations) {
+      throw StalledProgram(fmt::format(
+          "an iteration of the program takes no simulated time ({} in a row on CPU {}): the run could never "
+          "end. Every iteration needs work, an access or an allocator call that happens (a free from an "
+          "empty pool does nothing)",
+          stalled, exec.cpu()));
+    }
     b.counter.add(exec.now(), static_cast<std::uint64_t>(p.ops_per_iteration));
     // RCU callbacks whose grace period ended run in this CPU's softirq time.
     if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);

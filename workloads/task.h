@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "models/co.h"
@@ -125,6 +126,14 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
 
 // The task loop: run the program until the task's clock passes `stop`.
 // `stop` may move while the task runs (the settle rule ends the window when it is satisfied).
+// A program whose iterations take no simulated time would loop forever at one instant; after
+// this many in a row run_task throws StalledProgram (the workload is bad input, not the model).
+inline constexpr int kMaxStalledIterations = 1 << 20;
+class StalledProgram : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop);
 
 }  // namespace slubsim

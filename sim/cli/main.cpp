@@ -8,6 +8,7 @@
 //   slubsim --help
 #include <boost/program_options.hpp>
 #include <atomic>
+#include <filesystem>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -22,6 +23,8 @@
 #include "sim/run/job.h"
 #include "sim/run/point_store.h"
 #include "sim/run/report.h"
+#include "sim/run/stop.h"
+#include <unistd.h>
 #include "sim/config/trace_import.h"
 #include "sim/sweep/merge.h"
 #include "sim/sweep/sweep.h"
@@ -35,22 +38,51 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 
-// SIGINT / SIGTERM during `run --out`: the first asks the job to stop after the points in flight
-// (they are written); a second one ends the process at once, as without a handler.
+// SIGINT / SIGTERM during `run --out` or a sweep: the first asks the job to stop after the points
+// in flight (they are written; one still running after the grace period is abandoned, see
+// sim/run/stop.h) and says so at once; a second one ends the process at once, as without a
+// handler. Only async-signal-safe calls here: write(2), no formatting library.
 std::atomic<bool> g_stop{false};
 volatile std::sig_atomic_t g_signal = 0;
 
+char g_ack_tail[192] = "\n";  // filled before the handler is installed
+
+void say(const char* s) {
+  std::size_t n = 0;
+  while (s[n]) ++n;
+  [[maybe_unused]] ssize_t w = ::write(2, s, n);
+}
+
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load()) {
+    say("slubsim: second signal: quitting now (points in flight are lost; --resume reruns them)\n");
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
   }
   g_signal = sig;
   g_stop.store(true);
+  char digits[16];
+  int v = g_points_in_flight.load(), k = 0;
+  if (v < 0) v = 0;
+  do {
+    digits[k++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && k < 15);
+  char count[16];
+  for (int i = 0; i < k; ++i) count[i] = digits[k - 1 - i];
+  count[k] = 0;
+  say("slubsim: stopping after the ");
+  say(count);
+  say(g_ack_tail);
 }
 
 void install_stop_handlers() {
+  const auto r = fmt::format_to_n(g_ack_tail, sizeof g_ack_tail - 1,
+                                  " point(s) in flight (each gets at most {:g} s more, then is abandoned and "
+                                  "rerun by --resume); a second signal quits now\n",
+                                  kStopGraceSeconds);
+  *r.out = 0;
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -150,6 +182,9 @@ int run(std::vector<std::string> args) {
   // last point is in (sim/run/point_store.h); SIGINT and SIGTERM stop after the points in flight.
   std::optional<PointStore> store;
   RunControl control;
+  // A store this command creates is removed again if the job turns out to be bad input (a program
+  // found to stall when it runs): no partial result files.
+  const bool fresh_store = !out.empty() && !std::filesystem::exists(out);
   if (!out.empty()) {
     store.emplace(out, job, resume);
     if (!store->loaded().empty())
@@ -167,6 +202,15 @@ int run(std::vector<std::string> args) {
   JobResult result;
   try {
     result = run_job(job, progress, control);
+  } catch (const ConfigError&) {
+    if (fresh_store) {
+      store.reset();
+      std::error_code ec;
+      std::filesystem::remove_all(out, ec);
+    } else if (store) {
+      store->flush();
+    }
+    throw;
   } catch (...) {
     if (store) store->flush();  // the points that did finish stay listed
     throw;

@@ -153,6 +153,23 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth,
   return out;
 }
 
+// A step that takes objects from a pool needs a step that puts them there: a free from a pool
+// nothing fills would free nothing, forever (workloads/program.h, unfilled_pool).
+void check_pools_filled(const JsonView& arr, const std::vector<Step>& steps, const Program& p) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    if (s.op == StepOp::Lock) check_pools_filled(arr.at(i).at("body"), s.body, p);
+    const bool takes = s.op == StepOp::Free || s.op == StepOp::FreeBulk || s.op == StepOp::KfreeRcu ||
+                       s.op == StepOp::CallRcu;
+    if (!takes) continue;
+    if (!fills_pool(p.steps, s.pool))
+      arr.at(i).at("pool").fail(fmt::format(
+          "frees from pool '{}', which no step of the program allocates into (add an alloc or alloc_bulk "
+          "step with \"pool\": \"{}\")",
+          p.pools[static_cast<std::size_t>(s.pool)].name, p.pools[static_cast<std::size_t>(s.pool)].name));
+  }
+}
+
 }  // namespace
 
 Program parse_workload(const json& doc, const std::string& file) {
@@ -199,6 +216,7 @@ Program parse_workload(const json& doc, const std::string& file) {
   if (auto ps = root.find("parameters"))
     for (const auto& name : ps->keys()) params[name] = ps->at(name).time_ns();
   p.steps = parse_steps(program, p, 0, params);
+  check_pools_filled(program, p.steps, p);
   root.check_known_fields();
   return p;
 }

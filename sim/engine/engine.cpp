@@ -54,4 +54,14 @@ bool Engine::step() {
   return true;
 }
 
+void Engine::run(const std::function<void()>& watch) {
+  if (!watch) {
+    while (step()) {
+    }
+    return;
+  }
+  while (step())
+    if ((events_ & (kWatchEvery - 1)) == 0) watch();
+}
+
 }  // namespace slubsim

@@ -44,10 +44,10 @@ class Engine {
 
   // Fire the next event. False if there is none.
   bool step();
-  void run() {
-    while (step()) {
-    }
-  }
+  // Fire events until none is left. `watch`, when set, is called every kWatchEvery events: a
+  // check from outside the model (a stop request), which may throw to abandon the run.
+  static constexpr std::uint64_t kWatchEvery = 1 << 14;
+  void run(const std::function<void()>& watch = {});
 
  private:
   // One key orders the queue: the time in the high half, the sequence number in the low half

@@ -13,6 +13,7 @@
 #include "sim/config/workload_json.h"
 #include "sim/machine/topology.h"
 #include "sim/run/parallel.h"
+#include "workloads/task.h"
 
 #ifndef SLUBSIM_SOURCE_DIR
 #define SLUBSIM_SOURCE_DIR "."
@@ -438,6 +439,13 @@ Job resolve_job(const JobRequest& req) {
                                         kname));
       }
       Variant v{k, cap, k.name, kname};
+      if (!job.trace)
+        if (const int u = unfilled_pool(select_kernel(job.program, k.name)); u >= 0)
+          throw ConfigError(job.program.file, "program",
+                            fmt::format("with kernel {} (steps limited to other kernels left out) a step frees from "
+                                        "pool '{}', which no step allocates into: every iteration would free "
+                                        "nothing, forever",
+                                        k.name, job.program.pools[static_cast<std::size_t>(u)].name));
       if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
       const StateEstimate st = estimate_state(job, v);
       if (st.total() > kMaxStateBytes)
@@ -476,7 +484,7 @@ std::vector<PointKey> job_points(const Job& job) {
   return units;
 }
 
-RunResult simulate_point(const Job& job, const PointKey& u) {
+RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bool>* stop) {
   RunSpec spec;
   spec.machine = &job.machine;
   spec.costs = &job.costs;
@@ -497,7 +505,12 @@ RunResult simulate_point(const Job& job, const PointKey& u) {
   spec.validate = job.request.validate;
   spec.trace = job.trace.get();
   spec.replay = job.replay;
-  return simulate(spec);
+  spec.stop = stop;
+  try {
+    return simulate(spec);
+  } catch (const StalledProgram& e) {
+    throw ConfigError(job.program.file.empty() ? job.program.name : job.program.file, "program", e.what());
+  }
 }
 
 JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
@@ -532,7 +545,7 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
   parallel_for(todo.size(), std::max(1, host_threads(job.request.jobs)), [&](std::size_t i) {
     const PointKey& u = todo[i];
     auto s0 = std::chrono::steady_clock::now();
-    RunResult r = simulate_point(job, u);
+    RunResult r = simulate_point(job, u, control.stop);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     std::lock_guard<std::mutex> g(mu);
     if (control.on_point) control.on_point(u, r, wall);

@@ -1,5 +1,7 @@
 #include "sim/run/parallel.h"
 
+#include "sim/run/stop.h"
+
 #include <algorithm>
 #include <exception>
 #include <mutex>
@@ -7,6 +9,12 @@
 #include <vector>
 
 namespace slubsim {
+namespace {
+struct InFlight {
+  InFlight() { g_points_in_flight.fetch_add(1); }
+  ~InFlight() { g_points_in_flight.fetch_sub(1); }
+};
+}  // namespace
 
 int host_threads(int jobs) {
   return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -31,7 +39,12 @@ bool parallel_for(std::size_t n, int threads, const std::function<void(std::size
         i = next++;
       }
       try {
+        InFlight counted;
         task(i);
+      } catch (const PointAbandoned&) {
+        std::lock_guard<std::mutex> g(mu);
+        stopped = true;
+        return;
       } catch (...) {
         std::lock_guard<std::mutex> g(mu);
         if (!error) error = std::current_exception();

@@ -11,6 +11,7 @@
 #include "sim/engine/cpu.h"
 #include "sim/engine/engine.h"
 #include "sim/machine/placement.h"
+#include "sim/run/stop.h"
 #include "workloads/task.h"
 
 namespace slubsim {
@@ -196,7 +197,8 @@ RunResult simulate(const RunSpec& spec) {
   if (spec.interval > 0 && spec.interval <= stop) engine.schedule(spec.interval, &sampler);
   r.interval = spec.interval;
 
-  engine.run();
+  StopWatch stop_watch(spec.stop);
+  engine.run(stop_watch.armed() ? std::function<void()>([&] { stop_watch.check(); }) : std::function<void()>{});
   if (slub && spec.validate) slub->check();
 
   // Everything below is summed over the window's intervals.

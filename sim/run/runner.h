@@ -1,6 +1,7 @@
 // One simulation: a machine, a program, N tasks, one seed. Builds the engine and the shared
 // state, starts one task per CPU as lkp places them, runs warm-up and window, and measures.
 #pragma once
+#include <atomic>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -49,6 +50,8 @@ struct RunSpec {
   // trace uses (in Trace::caches order) and has no steps.
   const Trace* trace = nullptr;
   TraceReplay replay;
+  // Set by a stop request (sim/run/stop.h): the run is abandoned if it goes on past the grace.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // One cache's view of a run: counters over the window, objects per layer at its end.

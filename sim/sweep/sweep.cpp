@@ -365,7 +365,7 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
       const SweepPoint& p = s.points[todo[t]];
       const Job& job = s.jobs[p.job].job;
       const auto t0 = std::chrono::steady_clock::now();
-      RunResult r = simulate_point(job, p.key);
+      RunResult r = simulate_point(job, p.key, stop);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::lock_guard<std::mutex> g(mu);
       stores[p.job]->save(p.key, r, wall);
