@@ -335,9 +335,9 @@ po::options_description validate_options(ValidateOptions& o) {
       ("help,h", "this text")
       ("experiments", po::value(&o.experiments),
        "a directory of experiment files or one FILE (default: <home>/configs/experiments; format: docs/experiment-format.md); e.g. --experiments tests/data/experiments")
-      ("only", po::value(&o.only), "run only these experiments: ID[,ID...]; e.g. --only t01-hao-li-mmap2")
+      ("only", po::value(&o.only), "run only these experiments: ID[,ID...] (a partial run: into results/partial unless --out is given, and its scoreboard is OUT/scoreboard.partial.{md,json}, so a full scoreboard is never replaced); e.g. --only t01-hao-li-mmap2")
       ("out", po::value(&o.out)->default_value(o.out),
-       "write OUT/<id>/<topology>/<variant>/{stats,matrix,host}.json, OUT/scoreboard.md and OUT/scoreboard.json; e.g. --out results/validate")
+       "write OUT/<id>/<topology>/<variant>/{stats,matrix,host}.json, OUT/scoreboard.md and OUT/scoreboard.json (the committed results by default; with --only: results/partial and scoreboard.partial.*); e.g. --out results/validate")
       ("fits", po::value(&o.fits),
        "where calibration fits are read and written (default: <home>/configs/fits); e.g. --fits /tmp/fits")
       ("jobs", po::value(&o.jobs)->default_value(o.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
@@ -392,6 +392,9 @@ int validate(const std::vector<std::string>& args) {
       throw ConfigError("command line", o.sets.empty() ? "--warmup/--duration/--interval" : "--set",
                         "needs an explicit --out DIR (or --no-write)");
   }
+  // The committed results are written only on purpose: a partial run goes to results/partial
+  // unless --out says otherwise, and never writes OUT/scoreboard.{md,json} (scoreboard.partial.*).
+  if (!o.only.empty() && vm["out"].defaulted()) o.out = "results/partial";
   if (o.experiments.empty()) o.experiments = o.home + "/configs/experiments";
   if (o.fits.empty()) o.fits = o.home + "/configs/fits";
   return validate_command(o);

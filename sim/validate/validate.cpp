@@ -370,9 +370,11 @@ int validate_command(const ValidateOptions& o) {
     fs::path dir = fs::path(o.out) / r.experiment->id / r.experiment->topologies[r.topology].name / r.variant->name;
     write_results(dir.string(), r.job, r.result);
   }
-  write_text(fs::path(o.out) / "scoreboard.md", md);
-  write_text(fs::path(o.out) / "scoreboard.json", js);
-  std::cout << fmt::format("wrote {}/scoreboard.md, scoreboard.json and {} result directories\n", o.out, runs.size());
+  // A partial run (--only) never replaces a full scoreboard: its own goes beside it.
+  const std::string name = o.only.empty() ? "scoreboard" : "scoreboard.partial";
+  write_text(fs::path(o.out) / (name + ".md"), md);
+  write_text(fs::path(o.out) / (name + ".json"), js);
+  std::cout << fmt::format("wrote {}/{}.md, {}.json and {} result directories\n", o.out, name, name, runs.size());
   return 0;
 }
 

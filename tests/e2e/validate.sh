@@ -49,6 +49,21 @@ grep -q "^| within one source tree (best topology) |" "$tmp/a/scoreboard.md" &&
   grep -q "^| across releases (best topology) |" "$tmp/a/scoreboard.md" || fail "scoreboard.md: no within-tree / across-releases totals"
 grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
 
+# A partial run (--only) never replaces a full scoreboard: by default it goes to results/partial,
+# and even with --out pointing at the full one its scoreboard is scoreboard.partial.*.
+mkdir -p "$tmp/work/results"
+cp "$tmp/a/scoreboard.md" "$tmp/a/scoreboard.json" "$tmp/work/results/"
+(cd "$tmp/work" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --only tiny-mmap2 --quiet >/dev/null) \
+  || fail "validate --only with the default --out"
+[ -f "$tmp/work/results/partial/scoreboard.partial.md" ] && [ -f "$tmp/work/results/partial/tiny-mmap2/small-2s-8c/base/stats.json" ] \
+  || fail "validate --only: nothing in results/partial"
+(cd "$tmp/work" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --only tiny-mmap2 --out results --quiet >/dev/null) \
+  || fail "validate --only --out results"
+[ -f "$tmp/work/results/scoreboard.partial.json" ] || fail "validate --only --out results: no scoreboard.partial.json"
+for f in scoreboard.md scoreboard.json; do
+  cmp -s "$tmp/a/$f" "$tmp/work/results/$f" || fail "validate --only replaced the full $f"
+done
+
 # A what-if: --set needs an explicit --out (and --fits to calibrate), then says so at the top.
 (cd "$tmp" && "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --set costs.qspinlock.contender_rmw=true \
    --quiet >/dev/null 2>"$tmp/err"); rc=$?
