@@ -64,6 +64,12 @@ TEST_CASE("sheaf sweep: kfree_rcu traffic shows objects and memory waiting for a
     // About 2 objects per iteration wait a 2 ms grace period on each of 8 CPUs.
     CHECK(get(s, "slab_objects.maple_node.rcu") > 1000);
     CHECK(get(s, "slab_objects.maple_node.rcu_kB") == doctest::Approx(get(s, "slab_objects.maple_node.rcu") * 256 / 1024.0).epsilon(0.01));
+    // /proc/slabinfo's convention: objects waiting for a grace period are active; only free
+    // objects on node partial slabs are not (get_slabinfo, count_partial).
+    CHECK(get(s, "slabinfo.maple_node.active_objs") >= get(s, "slab_objects.maple_node.rcu"));
+    CHECK(get(s, "slabinfo.maple_node.active_objs") ==
+          doctest::Approx(get(s, "slabinfo.maple_node.num_objs") - get(s, "slab_objects.maple_node.node_partial_free")));
+    CHECK(get(s, "slab_objects.maple_node.in_use") < get(s, "slabinfo.maple_node.active_objs"));
     if (kernel != "v6.17") CHECK(get(s, "slub_stats.maple_node.free_rcu_sheaf") > 0);
     else CHECK(get(s, "slub_stats.maple_node.free_rcu_sheaf") == 0);
   }

@@ -139,13 +139,18 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
           if (c.name == name) {
             const auto& l = c.layers;
             double size = static_cast<double>(c.geo.size);
-            v["active_objs"] += static_cast<double>(l.in_use);
-            v["num_objs"] += static_cast<double>(l.in_use + l.cpu_freelist + l.cpu_partial + l.node_partial +
-                                                 l.sheaves + l.barn + l.rcu + l.prefilled);
+            // /proc/slabinfo's convention (get_slabinfo, count_partial in mm/slub.c, 6.x-7.0): only
+            // free objects on node partial slabs are free; objects on cpu slabs, cpu partial slabs,
+            // in sheaves, barns and RCU batches count as active. in_use: what the tasks hold.
+            const double num = static_cast<double>(l.in_use + l.cpu_freelist + l.cpu_partial + l.node_partial +
+                                                   l.sheaves + l.barn + l.rcu + l.prefilled);
+            v["num_objs"] += num;
+            v["active_objs"] += num - static_cast<double>(l.node_partial);
+            v["in_use"] += static_cast<double>(l.in_use);
             v["num_slabs"] += static_cast<double>(l.slabs);
             v["cpu_freelist"] += static_cast<double>(l.cpu_freelist);
-            v["cpu_partial_slabs"] += static_cast<double>(l.cpu_partial);
-            v["node_partial_slabs"] += static_cast<double>(l.node_partial);
+            v["cpu_partial_free"] += static_cast<double>(l.cpu_partial);
+            v["node_partial_free"] += static_cast<double>(l.node_partial);
             v["sheaves"] += static_cast<double>(l.sheaves);
             v["barn"] += static_cast<double>(l.barn);
             v["rcu"] += static_cast<double>(l.rcu);
@@ -158,7 +163,7 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
           }
       for (const char* k : {"active_objs", "num_objs", "num_slabs"})
         out[fmt::format("slabinfo.{}.{}", name, k)] = round_to(v[k] / n, 1);
-      for (const char* k : {"cpu_freelist", "cpu_partial_slabs", "node_partial_slabs", "sheaves", "sheaves_kB",
+      for (const char* k : {"in_use", "cpu_freelist", "cpu_partial_free", "node_partial_free", "sheaves", "sheaves_kB",
                             "barn", "barn_kB", "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
         out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
     }

@@ -72,6 +72,11 @@ sample="$(dirname "$0")/../../workloads/traces/sample-ftrace.txt"
 grep -q "451 events (228 alloc, 223 free, 0 kfree_rcu) on 2 CPUs" "$tmp/trace.err" || fail "no trace summary: $(cat "$tmp/trace.err")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 3 * d["will-it-scale.2.processes"] > 0, d; assert d["slub_stats.kmalloc-256.free_slowpath"] > 0, d' \
   "$tmp/trace.json" || fail "trace replay output"
+# slabinfo as /proc/slabinfo counts it: objects waiting for a grace period are active.
+"$bin" run --topology small-2s-8c --workload mmap1 --kernel v7.0 --nr-task 8 --duration 4ms --warmup 4ms --quiet \
+  > "$tmp/slabinfo.json" || fail "mmap1 run for slabinfo"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a=d["slabinfo.maple_node.active_objs"]; n=d["slabinfo.maple_node.num_objs"]; r=d["slab_objects.maple_node.rcu"]; f=d.get("slab_objects.maple_node.node_partial_free", 0); assert r > 0 and a >= r and abs(a - (n - f)) < 1, (a, n, r, f)' \
+  "$tmp/slabinfo.json" || fail "slabinfo active_objs does not count objects waiting for RCU: $(grep -E 'maple_node.(active|num)_objs|maple_node.rcu\"' "$tmp/slabinfo.json")"
 help=$("$bin" run --help)
 for opt in --trace-map --trace-speed ftrace:FILE; do
   grep -q -- "$opt" <<<"$help" || fail "run --help lacks $opt"
