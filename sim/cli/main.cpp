@@ -24,6 +24,7 @@
 #include "sim/run/point_store.h"
 #include "sim/run/report.h"
 #include "sim/run/stop.h"
+#include "sim/run/version.h"
 #include <unistd.h>
 #include "sim/config/trace_import.h"
 #include "sim/sweep/merge.h"
@@ -103,6 +104,7 @@ Usage:
                               on this host or as shard K/N of a cluster job array ('slubsim sweep --help')
   slubsim merge DIR... --out DIR  join a sweep's shards into one tree, identical to a local sweep's
   slubsim --help
+  slubsim --version           the version and the commit it was built from
 
 Examples:
   slubsim run --topology amd-epyc-2s-192c-4n --workload lock-standin --nr-task 1,96,192
@@ -422,6 +424,10 @@ int main(int argc, char** argv) {
     if (args.empty()) return default_job();
     if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       std::cout << kUsage << "\nRun 'slubsim run --help' for every option.\n";
+      return 0;
+    }
+    if (args[0] == "--version" || args[0] == "-V" || args[0] == "version") {
+      std::cout << fmt::format("slubsim {} (commit {})\n", kVersion, kCommit);
       return 0;
     }
     if (args[0] == "run") return run({args.begin() + 1, args.end()});

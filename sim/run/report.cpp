@@ -1,5 +1,7 @@
 #include "sim/run/report.h"
 
+#include "sim/run/version.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -314,6 +316,7 @@ void variant_files(const std::string& dir, const Job& job, const JobResult& resu
   files.push_back({d / "matrix.json", write_text(matrix)});
   json host = json::object();
   host["sim.wall_time_s"] = round_to(result.wall_seconds[v], 3);
+  host["sim.version"] = fmt::format("{} ({})", kVersion, kCommit);
   host["note"] = "host wall time; not deterministic, so kept out of stats.json";
   files.push_back({d / "host.json", write_text(host)});
 }

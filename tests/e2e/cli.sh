@@ -77,6 +77,10 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-s
   > "$tmp/slabinfo.json" || fail "mmap1 run for slabinfo"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a=d["slabinfo.maple_node.active_objs"]; n=d["slabinfo.maple_node.num_objs"]; r=d["slab_objects.maple_node.rcu"]; f=d.get("slab_objects.maple_node.node_partial_free", 0); assert r > 0 and a >= r and abs(a - (n - f)) < 1, (a, n, r, f)' \
   "$tmp/slabinfo.json" || fail "slabinfo active_objs does not count objects waiting for RCU: $(grep -E 'maple_node.(active|num)_objs|maple_node.rcu\"' "$tmp/slabinfo.json")"
+# --version, and the same in host.json.
+"$bin" --version | grep -Eq '^slubsim [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-z.-]+\)$' || fail "--version: $("$bin" --version)"
+"$bin" run --topology small-2s-8c --nr-task 2 --duration 2ms --warmup 2ms --quiet --out "$tmp/ver" 2>/dev/null || fail "run for host.json"
+grep -q '"sim.version": "[0-9]' "$tmp/ver/host.json" || fail "host.json has no sim.version"
 help=$("$bin" run --help)
 for opt in --trace-map --trace-speed ftrace:FILE; do
   grep -q -- "$opt" <<<"$help" || fail "run --help lacks $opt"
