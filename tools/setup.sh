@@ -2,6 +2,7 @@
 # Install what the build needs (Debian packages) if missing, then configure and build.
 #   tools/setup.sh [BUILD_DIR] [extra cmake args...]
 # SLUBSIM_EXTRA_PACKAGES="a b": more Debian packages this build needs (the fuzz build: clang).
+# SLUBSIM_TARGET=T: build only target T (tools/main.sh builds just the simulator).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -21,4 +22,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null  # later -D flags win
-cmake --build "$build" -j "$(nproc)"
+target=()
+[ -n "${SLUBSIM_TARGET:-}" ] && target=(--target "$SLUBSIM_TARGET")
+cmake --build "$build" -j "$(nproc)" "${target[@]}"

@@ -406,7 +406,7 @@ int default_job() {
   ValidateOptions o;
   o.home = default_home();
   o.fits = o.home + "/configs/fits";
-  o.quiet = true;
+  o.quiet = !isatty(STDERR_FILENO);  // progress on a terminal only
   o.write = false;
   o.duration = kDefaultDuration;
   o.warmup = kDefaultWarmup;

@@ -187,6 +187,12 @@ std::vector<std::pair<std::string, double>> scaled_parameters(
   return out;
 }
 
+// GCC 12 reports slow->s as maybe uninitialised where slow is engaged (a known false positive
+// of -Wmaybe-uninitialized on std::optional members); silenced for this function only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 ScaleSearch search_scale(double published, const std::function<double(double)>& simulate) {
   // g(s) = 1/t(s) - 1/P is increasing in s where throughput falls as the non-slab time grows
   // (the normal branch) and linear there if the rest does not scale. Near saturation t(s) is
@@ -279,5 +285,8 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
   out.converged = err(best->t) <= kFitTolerancePct;
   return out;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace slubsim
