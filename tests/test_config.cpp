@@ -66,3 +66,14 @@ TEST_CASE("config: a number beyond a double names line and column; a syntax erro
   CHECK(error_of([&] { apply_overrides(doc, o, "costs"); }) ==
         "costs.x: the number 1e999 is too large to hold (beyond a double's range)");
 }
+
+TEST_CASE("did you mean: edit distance counts a swap of neighbours as one edit") {
+  CHECK(edit_distance("run", "run") == 0);
+  CHECK(edit_distance("rnu", "run") == 1);
+  CHECK(edit_distance("topolgy", "topology") == 1);
+  CHECK(edit_distance("memroy_mb", "memory_mb") == 1);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(closest("topolgoy", {"topology", "workload", "kernel"}) == "topology");
+  CHECK(closest("zzz", {"topology", "workload"}).empty());
+  CHECK(closest("ab", {"xy"}).empty());  // two edits in two letters is not close
+}

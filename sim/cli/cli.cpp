@@ -40,6 +40,21 @@ void refuse_placeholders(const std::vector<std::string>& args) {
     }
 }
 
+std::string option_error(const po::error& e, const po::options_description& desc, const char* command) {
+  std::string hint;
+  if (const auto* u = dynamic_cast<const po::unknown_option*>(&e)) {
+    std::string given = u->get_option_name();
+    const std::size_t dashes = given.find_first_not_of('-');
+    given = dashes == std::string::npos ? std::string() : given.substr(dashes);
+    if (const auto eq = given.find('='); eq != std::string::npos) given.resize(eq);
+    std::vector<std::string> names;
+    for (const auto& o : desc.options())
+      if (!o->long_name().empty()) names.push_back(o->long_name());
+    if (const std::string near = closest(given, names); !near.empty()) hint = fmt::format("; did you mean --{}?", near);
+  }
+  return fmt::format("{}{}\n(see slubsim {} --help)", e.what(), hint, command);
+}
+
 namespace {
 
 // The options that describe a job, shared by run and sweep (a sweep takes lists for --topology and
@@ -141,7 +156,7 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
     po::store(po::command_line_parser(args).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw ConfigError("command line", "", fmt::format("{}\n(see slubsim {} --help)", e.what(), command));
+    throw ConfigError("command line", "", option_error(e, desc, command));
   }
   if (vm.count("help") == 0) return false;
   std::ostringstream os;

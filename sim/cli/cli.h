@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 #include "sim/run/job.h"
 #include "sim/sweep/sweep.h"
 
@@ -36,6 +38,11 @@ RunCommand parse_run_command(std::vector<std::string> args, const std::string& h
 // Throws ConfigError for an argument holding "%word%": program_options (Boost 1.74) loops for ever
 // filling such a value into an error message. Every command calls it before parsing.
 void refuse_placeholders(const std::vector<std::string>& args);
+
+// A command-line parse error as slubsim reports it: boost's message, a "did you mean --X?" for
+// a misspelt option, and where to look ("see slubsim COMMAND --help").
+std::string option_error(const boost::program_options::error& e,
+                         const boost::program_options::options_description& desc, const char* command);
 
 // --seed's value: a whole number from 0 to 2^53.
 std::uint64_t parse_seed(const std::string& text);

@@ -306,7 +306,7 @@ int merge(std::vector<std::string> args) {
     po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw ConfigError("command line", "", fmt::format("{}\n(see slubsim merge --help)", e.what()));
+    throw ConfigError("command line", "", option_error(e, d, "merge"));
   }
   if (vm.count("help")) {
     std::cout << kMergeUsage << "\n" << d << "\n";
@@ -373,7 +373,7 @@ int validate(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "slubsim: error: command line: " << e.what() << "\n(see slubsim validate --help)\n";
+    std::cerr << "slubsim: error: command line: " << option_error(e, desc, "validate") << "\n";
     return kExitBadInput;
   }
   if (vm.count("help")) {
@@ -434,7 +434,9 @@ int main(int argc, char** argv) {
     if (args[0] == "validate") return validate({args.begin() + 1, args.end()});
     if (args[0] == "sweep") return sweep({args.begin() + 1, args.end()});
     if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
-    std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'\n{}", args[0], kUsage);
+    const std::string near = closest(args[0], {"run", "validate", "sweep", "merge", "help", "version"});
+    std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'{}\n{}", args[0],
+                             near.empty() ? "" : fmt::format("; did you mean '{}'?", near), kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {
     std::cerr << fmt::format("slubsim: error: {}: {}{}\n", e.file(),

@@ -28,7 +28,14 @@ JsonView JsonView::at(std::string_view key) const {
   if (!j_->is_object()) fail("expected an object");
   log_->ask(j_, key);
   auto it = j_->find(std::string(key));
-  if (it == j_->end()) throw ConfigError(file_, child(key), "missing field");
+  if (it == j_->end()) {
+    std::vector<std::string> present;
+    for (auto k = j_->begin(); k != j_->end(); ++k) present.push_back(k.key());
+    const std::string near = closest(key, present);
+    if (!near.empty())
+      throw ConfigError(file_, child(key), fmt::format("missing field; \"{}\" is given: a misspelling of it?", near));
+    throw ConfigError(file_, child(key), "missing field");
+  }
   return JsonView(*it, file_, child(key), log_);
 }
 
@@ -57,25 +64,34 @@ void ReadLog::ask(const json* object, std::string_view key) {
   asked_.emplace_back(object, std::string(key));
 }
 
-namespace {
-
-// Levenshtein distance, for "did you mean".
+// Edit distance with adjacent transpositions (optimal string alignment): "rnu" is one edit from
+// "run", as a typist would count it. For "did you mean".
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::size_t> prev2(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], prev2[j - 2] + 1);
     }
+    std::swap(prev2, prev);
+    std::swap(prev, row);
   }
-  return row[b.size()];
+  return prev[b.size()];
 }
 
-}  // namespace
+std::string closest(std::string_view given, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(given, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  // Close: at most two edits, and at most a third of the longer name.
+  if (best_d <= 2 && best_d * 3 <= std::max(given.size(), best.size())) return best;
+  return {};
+}
 
 // Members for readers, allowed in every object of every config: they document, nothing reads them.
 constexpr std::string_view kDocumentationKeys[] = {"description", "note", "comment"};
@@ -98,14 +114,8 @@ void ReadLog::check_node(const json& node, const std::string& file, const std::s
     const bool documentation = std::find(std::begin(kDocumentationKeys), std::end(kDocumentationKeys), it.key()) !=
                                std::end(kDocumentationKeys);
     if (!all && !documentation && std::find(known.begin(), known.end(), it.key()) == known.end()) {
-      std::string_view best;
-      std::size_t best_d = std::string::npos;
-      for (auto k : known) {
-        const std::size_t d = edit_distance(it.key(), k);
-        if (d < best_d) best_d = d, best = k;
-      }
-      // Close: at most two edits, and at most a third of the longer name.
-      if (best_d <= 2 && best_d * 3 <= std::max(it.key().size(), best.size()))
+      const std::string best = closest(it.key(), std::vector<std::string>(known.begin(), known.end()));
+      if (!best.empty())
         throw ConfigError(file, member, fmt::format("unknown field; did you mean \"{}\"?", best));
       std::vector<std::string_view> sorted = known;
       std::sort(sorted.begin(), sorted.end());
@@ -290,9 +300,14 @@ void apply_overrides(json& doc, const std::vector<Override>& overrides, const st
     if (o.domain != domain) continue;
     // --set caches.NAME.KNOB addresses the file's "caches" object directly.
     json* cur = domain == "caches" && doc.contains("caches") ? &doc["caches"] : &doc;
-    std::stringstream ss(o.path);
-    std::string part;
-    while (std::getline(ss, part, '.')) {
+    std::vector<std::string> parts;
+    {
+      std::stringstream ss(o.path);
+      std::string part;
+      while (std::getline(ss, part, '.')) parts.push_back(part);
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::string& part = parts[i];
       if (cur->is_object() && cur->contains(part)) {
         cur = &(*cur)[part];
       } else if (cur->is_array() && !part.empty() &&
@@ -300,7 +315,19 @@ void apply_overrides(json& doc, const std::vector<Override>& overrides, const st
                  std::stoull(part) < cur->size()) {
         cur = &(*cur)[std::stoull(part)];
       } else {
-        throw ConfigError("--set", o.domain + "." + o.path, "no such parameter");
+        std::string hint;
+        if (cur->is_object()) {
+          std::vector<std::string> keys;
+          for (auto k = cur->begin(); k != cur->end(); ++k) keys.push_back(k.key());
+          if (const std::string near = closest(part, keys); !near.empty()) {
+            std::vector<std::string> fixed = parts;
+            fixed[i] = near;
+            hint = fmt::format("; did you mean {}.{}?", o.domain, fmt::join(fixed, "."));
+          } else if (keys.size() <= 24) {
+            hint = fmt::format(" ('{}' is not one of: {})", part, fmt::join(keys, ", "));
+          }
+        }
+        throw ConfigError("--set", o.domain + "." + o.path, "no such parameter" + hint);
       }
     }
     json v = parse_value(o);

@@ -191,6 +191,38 @@ json load_with_overrides(const std::string& file, const std::vector<Override>& o
   return doc;
 }
 
+// An error a parser finds in a field that --set wrote is the --set's: it is reported as such,
+// naming the file the value landed in. Field paths: "program[0].ns" is --set's "program.0.ns";
+// --set caches.X addresses the caches file's "caches" object.
+[[noreturn]] void blame_set(const ConfigError& e, const std::string& file, const std::vector<Override>& overrides,
+                            const std::string& domain) {
+  if (e.file() == file) {
+    std::string field;
+    for (char c : e.field()) {
+      if (c == '[') field += '.';
+      else if (c != ']') field += c;
+    }
+    auto under = [&](const std::string& p) {
+      return field == p || (field.size() > p.size() && field.compare(0, p.size(), p) == 0 && field[p.size()] == '.');
+    };
+    for (const auto& o : overrides)
+      if (o.domain == domain && (under(o.path) || (domain == "caches" && under("caches." + o.path))))
+        throw ConfigError("--set", o.text, fmt::format("{} (in {}, field {})", e.what(), file, e.field()));
+  }
+  throw e;
+}
+
+template <class Parse>
+auto parse_config(const std::string& file, const std::vector<Override>& overrides, const std::string& domain,
+                  Parse parse) {
+  const json doc = load_with_overrides(file, overrides, domain);
+  try {
+    return parse(doc);
+  } catch (const ConfigError& e) {
+    blame_set(e, file, overrides, domain);
+  }
+}
+
 // --workload trace:FILE / ftrace:FILE: the trace, how it maps onto tasks, and a program that
 // names its caches for the tasks' bindings.
 void resolve_trace(Job& job, const std::vector<Override>& overrides) {
@@ -357,28 +389,28 @@ Job resolve_job(const JobRequest& req) {
   }
 
   auto topo_file = resolve_config(req.home, "configs/topologies", req.topology, "--topology");
-  job.machine = parse_topology(load_with_overrides(topo_file, overrides, "topology"), topo_file);
+  job.machine = parse_config(topo_file, overrides, "topology", [&](const json& d) { return parse_topology(d, topo_file); });
   job.inputs.emplace_back("topology", topo_file);
   auto costs_file = resolve_config(req.home, "configs/costs", req.costs, "--costs");
-  const json costs_doc = load_with_overrides(costs_file, overrides, "costs");
-  {
+  parse_config(costs_file, overrides, "costs", [&](const json& costs_doc) {
     // Two parsers read the cost model: a field is known when either asked for it.
     auto log = std::make_shared<ReadLog>();
     job.costs = parse_costs(costs_doc, costs_file, log);
     job.slub_costs = parse_slub_costs(costs_doc, costs_file, log);
     JsonView(costs_doc, costs_file, log).check_known_fields();
-  }
+    return 0;
+  });
   job.inputs.emplace_back("costs", costs_file);
   job.settle_rule.min_warmup = rcu_settle_time(job.slub_costs);
   auto caches_file = resolve_config(req.home, "configs/caches", req.caches, "--caches");
-  job.caches = parse_caches(load_with_overrides(caches_file, overrides, "caches"), caches_file);
+  job.caches = parse_config(caches_file, overrides, "caches", [&](const json& d) { return parse_caches(d, caches_file); });
   job.inputs.emplace_back("caches", caches_file);
   if (is_trace_workload(req.workload)) {
     resolve_trace(job, overrides);
     job.inputs.emplace_back("trace", job.trace->file);
   } else {
     auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
-    job.program = parse_workload(load_with_overrides(wl_file, overrides, "workload"), wl_file);
+    job.program = parse_config(wl_file, overrides, "workload", [&](const json& d) { return parse_workload(d, wl_file); });
     job.inputs.emplace_back("workload", wl_file);
     for (std::size_t i = 0; i < job.program.caches.size(); ++i) {
       const auto& name = job.program.caches[i];
@@ -409,7 +441,7 @@ Job resolve_job(const JobRequest& req) {
     }
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
-    Kernel k = parse_kernel(load_with_overrides(kfile, overrides, "kernel"), kfile);
+    Kernel k = parse_config(kfile, overrides, "kernel", [&](const json& d) { return parse_kernel(d, kfile); });
     job.inputs.emplace_back("kernel " + kname, kfile);
     apply_patches(k, req.patches);
     for (const auto& setting : k.sheaf_capacity) {

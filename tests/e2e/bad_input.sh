@@ -76,13 +76,13 @@ expect_error "--kernel: unknown preset 'v5.0'" --topology small-2s-8c --kernel v
 expect_error "--sheaf-capacity" --topology small-2s-8c --sheaf-capacity 0
 expect_error "--duration" --topology small-2s-8c --duration 10
 expect_error "--interval: must not exceed warm-up plus duration" --topology small-2s-8c --interval 5ms
-expect_error 'qspinlock.handoff.value: must be "mcs" or "alpha"' --topology small-2s-8c --set costs.qspinlock.handoff=fast
-expect_error "line_residency_us.value: must not be negative" --topology small-2s-8c --set costs.line_residency_us=-1
+expect_error '--set: costs.qspinlock.handoff=fast: must be "mcs" or "alpha" (in ' --topology small-2s-8c --set costs.qspinlock.handoff=fast
+expect_error "--set: costs.line_residency_us=-1: must not be negative" --topology small-2s-8c --set costs.line_residency_us=-1
 expect_error "costs.qspinlock.nope: no such parameter" --topology small-2s-8c --set costs.qspinlock.nope=1
-expect_error "sched_slice_us.value: must be positive" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set kernel.sched_slice_us.value=0
-expect_error "rcu.tick_us: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.tick_us=-1
-expect_error 'rcu.grace_period_model.value: must be "fixed" or "ticks"' --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.grace_period_model=sometimes
-expect_error "rcu.batch_time_limit_us: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.batch_time_limit_us=-1
+expect_error "--set: kernel.sched_slice_us.value=0: must be positive" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set kernel.sched_slice_us.value=0
+expect_error "--set: costs.rcu.tick_us=-1: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.tick_us=-1
+expect_error '--set: costs.rcu.grace_period_model=sometimes: must be "fixed" or "ticks"' --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.grace_period_model=sometimes
+expect_error "--set: costs.rcu.batch_time_limit_us=-1: must not be negative" --topology small-2s-8c --workload mmap2 --kernel v6.17 --set costs.rcu.batch_time_limit_us=-1
 expect_error "unknown-op.json: program[1].op: unknown op 'sleep'" --topology small-2s-8c --workload "$data/unknown-op.json"
 expect_error "undeclared-lock.json: program[0].lock: no lock named 'zone_lock'" --topology small-2s-8c --workload "$data/undeclared-lock.json"
 expect_error "no such file" --topology "$data/does-not-exist.json"
@@ -107,20 +107,25 @@ expect_error 'slub.list_op_nss: unknown field; did you mean "list_op_ns"?' --top
 expect_error 'qspinlock.handof_alpha: unknown field; did you mean "handoff_alpha"?' --topology small-2s-8c --costs "$(mutated "$costs" c-typo2 "d['qspinlock']['handof_alpha'] = d['qspinlock']['handoff_alpha']")"
 expect_error "c-overflow.json: line " --topology small-2s-8c --costs "$(overflowed "$costs" c-overflow)"
 expect_error "--set: costs.slub.list_op_ns: the number 1e400 is too large to hold" --topology small-2s-8c --set costs.slub.list_op_ns=1e400
-expect_error "slub.list_op_ns.value: expected a number" --topology small-2s-8c --set costs.slub.list_op_ns=NaN
+expect_error "--set: costs.slub.list_op_ns=NaN: expected a number" --topology small-2s-8c --set costs.slub.list_op_ns=NaN
 kernel="$cfg/kernels/v7.0.json"
 expect_error 'barn_max_ful: unknown field; did you mean "barn_max_full"?' --topology small-2s-8c --kernel "$(mutated "$kernel" k-typo "d['barn_max_ful'] = d['barn_max_full']")"
 expect_error "k-overflow.json: line " --topology small-2s-8c --kernel "$(overflowed "$kernel" k-overflow)"
-expect_error "barn_max_full.value: must be between 0 and 100000, got -1" --topology small-2s-8c --kernel v7.0 --set kernel.barn_max_full=-1
+expect_error "--set: kernel.barn_max_full=-1: must be between 0 and 100000, got -1" --topology small-2s-8c --kernel v7.0 --set kernel.barn_max_full=-1
 caches="$cfg/caches/default.json"
 expect_error 'caches.maple_node.min_partail: unknown field; did you mean "min_partial"?' --topology small-2s-8c --caches "$(mutated "$caches" ca-typo "d['caches']['maple_node']['min_partail'] = 5")"
 expect_error "ca-overflow.json: line " --topology small-2s-8c --caches "$(overflowed "$caches" ca-overflow)"
-expect_error "caches.maple_node.align: must be 0 or a power of two" --topology small-2s-8c --set caches.maple_node.align=3
+expect_error "--set: caches.maple_node.align=3: must be 0 or a power of two" --topology small-2s-8c --set caches.maple_node.align=3
 mmap2="$wl/mmap2.json"
 expect_error 'paramters: unknown field; did you mean "parameters"?' --topology small-2s-8c --workload "$(mutated "$mmap2" w-typo "d['paramters'] = {}")"
 expect_error "w-overflow.json: line " --topology small-2s-8c --workload "$(overflowed "$mmap2" w-overflow)"
-expect_error "ops_per_iteration: must be between 1 and 1000000, got -1" --topology small-2s-8c --workload mmap2 --set workload.ops_per_iteration=-1
-expect_error "nodes[0].memory_mb: must be from 0 (a memoryless node) to 1e12 MB, got -1" --topology small-2s-8c --set topology.nodes.0.memory_mb=-1
+expect_error "--set: workload.ops_per_iteration=-1: must be between 1 and 1000000, got -1" --topology small-2s-8c --workload mmap2 --set workload.ops_per_iteration=-1
+expect_error "--set: topology.nodes.0.memory_mb=-1: must be from 0 (a memoryless node) to 1e12 MB, got -1 (in " --topology small-2s-8c --set topology.nodes.0.memory_mb=-1
+# Did you mean: a misspelt --set path, a misspelt option, a misspelt required field.
+expect_error "--set: costs.qspinlock.handof_alpha: no such parameter; did you mean costs.qspinlock.handoff_alpha?" --topology small-2s-8c --set costs.qspinlock.handof_alpha=2
+expect_error "unrecognised option '--topolgy'; did you mean --topology?" --topolgy small-2s-8c
+mutated "$cfg/topologies/small-2s-8c.json" memroy "d['nodes'][0]['memroy_mb'] = d['nodes'][0].pop('memory_mb')"
+expect_error 'nodes[0].memory_mb: missing field; "memroy_mb" is given: a misspelling of it?' --topology "$tmp/memroy.json"
 expect_error "nodes: no node has memory" --topology small-2s-8c --set topology.nodes.0.memory_mb=0 --set topology.nodes.1.memory_mb=0
 expect_error "--seed: '-1' is not a whole number" --topology small-2s-8c --seed -1
 expect_error "--interval: '-1ms' must be positive" --topology small-2s-8c --interval=-1ms
