@@ -69,6 +69,16 @@ struct LineDecl {
 };
 
 
+// A named time of the program ("parameters"), with where its value came from.
+struct ProgramParameter {
+  std::string name;
+  Time ns = 0;
+  std::string source;
+  // The source calls it a placeholder: not measured or fitted on any machine (VALIDATION.md:
+  // class-4 non-slab time is fitted per machine; a run without a fit says so).
+  bool placeholder = false;
+};
+
 struct Program {
   std::string name;
   std::string file;
@@ -80,6 +90,7 @@ struct Program {
   std::vector<std::string> caches;      // cache names the steps use
   std::vector<std::string> cache_paths; // where each is first named in the file (for errors)
   std::vector<Step> steps;
+  std::vector<ProgramParameter> parameters;
 };
 
 enum class Mode { Process, Thread };

@@ -214,7 +214,15 @@ Program parse_workload(const json& doc, const std::string& file) {
   if (program.size() == 0) program.fail("a program needs at least one step");
   std::map<std::string, Time> params;
   if (auto ps = root.find("parameters"))
-    for (const auto& name : ps->keys()) params[name] = ps->at(name).time_ns();
+    for (const auto& name : ps->keys()) {
+      const auto v = ps->at(name);
+      params[name] = v.time_ns();
+      ProgramParameter pp{name, params[name], "", false};
+      if (v.raw().is_object() && v.raw().contains("source") && v.raw()["source"].is_string())
+        pp.source = v.raw()["source"].get<std::string>();
+      pp.placeholder = pp.source.rfind("placeholder", 0) == 0;
+      p.parameters.push_back(pp);
+    }
   p.steps = parse_steps(program, p, 0, params);
   check_pools_filled(program, p.steps, p);
   root.check_known_fields();

@@ -191,6 +191,28 @@ json load_with_overrides(const std::string& file, const std::vector<Override>& o
   return doc;
 }
 
+// configs/fits/<experiment>.<topology>.json of this workload (the experiment's "workload") on this
+// topology. Unreadable files are skipped: this only feeds a note.
+std::vector<std::string> fits_for(const std::string& home, const std::string& workload, const std::string& topology) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path dir = fs::path(home) / "configs" / "fits";
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string tail = "." + topology + ".json";
+    if (name.size() <= tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail) != 0) continue;
+    const std::string experiment = name.substr(0, name.size() - tail.size());
+    try {
+      const json e = load_json_file((fs::path(home) / "configs" / "experiments" / (experiment + ".json")).string());
+      if (e.value("workload", "") == workload) out.push_back("configs/fits/" + name);
+    } catch (const std::exception&) {
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // An error a parser finds in a field that --set wrote is the --set's: it is reported as such,
 // naming the file the value landed in. Field paths: "program[0].ns" is --set's "program.0.ns";
 // --set caches.X addresses the caches file's "caches" object.
@@ -347,6 +369,35 @@ StateEstimate estimate_state(const Job& job, const Variant& v) {
   return e;
 }
 
+std::vector<SheafCapacity> sheaf_capacities(const Job& job, const Variant& v) {
+  const slub::Params p = slub_params(job.machine, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.per_cache);
+  // The caches the program's steps use on this kernel (steps limited to others left out).
+  std::vector<bool> used(job.program.caches.size(), job.trace != nullptr);
+  std::function<void(const std::vector<Step>&)> mark = [&](const std::vector<Step>& steps) {
+    for (const auto& s : steps) {
+      if (s.cache >= 0 && static_cast<std::size_t>(s.cache) < used.size()) used[static_cast<std::size_t>(s.cache)] = true;
+      mark(s.body);
+    }
+  };
+  mark(select_kernel(job.program, v.kernel.name).steps);
+  std::vector<SheafCapacity> out;
+  for (std::size_t i = 0; i < job.program.caches.size(); ++i)
+    for (const auto& c : p.caches) {
+      const std::string& name = job.program.caches[i];
+      if (c.name != name || !used[i]) continue;
+      SheafCapacity sc{name, 0, false};
+      if (p.features.frontend == slub::FrontendKind::SheavesOnCpuPartial) {
+        sc.capacity = c.sheaf_capacity;
+      } else if (p.features.frontend == slub::FrontendKind::Sheaves) {
+        const slub::Geometry g = slub::compute_geometry(c, p.features, job.machine.nr_cpus);
+        sc.capacity = slub::sheaf_capacity_auto(g.size, c.sheaf_capacity);
+        sc.automatic = sc.capacity != c.sheaf_capacity;
+      }
+      if (sc.capacity > 0) out.push_back(sc);
+    }
+  return out;
+}
+
 Job resolve_job(const JobRequest& req) {
   Job job;
   job.request = req;
@@ -412,6 +463,7 @@ Job resolve_job(const JobRequest& req) {
     auto wl_file = resolve_config(req.home, "workloads", req.workload, "--workload");
     job.program = parse_config(wl_file, overrides, "workload", [&](const json& d) { return parse_workload(d, wl_file); });
     job.inputs.emplace_back("workload", wl_file);
+    job.fits_here = fits_for(req.home, job.program.name, job.machine.name);
     for (std::size_t i = 0; i < job.program.caches.size(); ++i) {
       const auto& name = job.program.caches[i];
       bool known = std::any_of(job.caches.begin(), job.caches.end(),

@@ -85,6 +85,9 @@ struct Job {
   Time interval = 0;  // 0 = no interval series
   std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
   std::vector<std::string> notes;  // what the job did with its request (printed on stderr)
+  // configs/fits files of this workload on this machine (their file names), for the table's note
+  // when the non-slab time is a placeholder.
+  std::vector<std::string> fits_here;
 };
 
 // Read and check every input. Throws ConfigError on the first problem, and for a variant whose
@@ -99,6 +102,16 @@ struct StateEstimate {
   double total() const { return cpus + nodes + pages; }
 };
 StateEstimate estimate_state(const Job& job, const Variant& v);
+
+// The sheaf capacity of each cache the program uses that has sheaves in variant v, as the model
+// sets it (models/slub/slub.cpp): the kernel's or --sheaf-capacity's explicit value, or 7.0's
+// calculate_sheaf_capacity (automatic: the rule chose or raised it).
+struct SheafCapacity {
+  std::string cache;
+  std::uint32_t capacity = 0;
+  bool automatic = false;
+};
+std::vector<SheafCapacity> sheaf_capacities(const Job& job, const Variant& v);
 // A host-side ceiling, not a model parameter: a point that needs more is refused up front.
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 inline constexpr double kMaxStateBytes = 32 * kGiB;

@@ -290,7 +290,16 @@ json lkp_stats(const json& matrix) {
 static json variant_matrix(const Job& job, const JobResult& result, std::size_t v) {
   std::vector<json> runs;
   for (const auto& rows : result.runs[v]) runs.push_back(lkp_run_stats(rows, job.mode));
-  return lkp_matrix(runs);
+  json m = lkp_matrix(runs);
+  // What was simulated, the same in every run: each cache's sheaf capacity, and whether the
+  // non-slab time is a placeholder (not fitted to any machine).
+  auto constant = [&](const std::string& key, double x) {
+    m[key] = json::array();
+    for (std::size_t i = 0; i < runs.size(); ++i) m[key].push_back(x);
+  };
+  for (const auto& sc : sheaf_capacities(job, job.variants[v])) constant("sheaf_capacity." + sc.cache, sc.capacity);
+  if (nonslab_placeholders(job.program) > 0) constant("nonslab.placeholder", 1);
+  return m;
 }
 
 json stdout_stats(const Job& job, const JobResult& result) {
@@ -343,12 +352,45 @@ void write_results(const std::string& dir, const Job& job, const JobResult& resu
   }
 }
 
+int nonslab_placeholders(const Program& p) {
+  int n = 0;
+  for (const auto& q : p.parameters) n += q.placeholder ? 1 : 0;
+  return n;
+}
+
+std::string describe_nonslab(const Job& job) {
+  const Program& p = job.program;
+  if (p.parameters.empty()) return "";
+  std::vector<std::string> parts;
+  for (const auto& q : p.parameters) parts.push_back(fmt::format("{} {:g}", q.name, to_ns(q.ns)));
+  const int placeholders = nonslab_placeholders(p);
+  std::string line = fmt::format("non-slab time per op ({} parameters, ns): {}", p.name, fmt::join(parts, ", "));
+  if (placeholders == 0) return line + "\n";
+  line += fmt::format("\n  {} of them placeholders, not fitted to {}: the slab share of the time, and so absolute "
+                      "ops/s, are estimates",
+                      placeholders, job.machine.name);
+  if (!job.fits_here.empty())
+    line += fmt::format("; fitted values for this workload on this machine: {} (apply one with --set "
+                        "workload.parameters.NAME=ns)",
+                        fmt::join(job.fits_here, ", "));
+  return line + "\n";
+}
+
+std::string describe_sheaves(const Job& job, const Variant& v) {
+  std::vector<std::string> parts;
+  for (const auto& sc : sheaf_capacities(job, v))
+    parts.push_back(fmt::format("{} {}{}", sc.cache, sc.capacity, sc.automatic ? " (automatic)" : ""));
+  if (parts.empty()) return ": no sheaves";
+  return fmt::format(": sheaf capacity {}", fmt::join(parts, ", "));
+}
+
 std::string format_table(const Job& job, const JobResult& result) {
   std::string out;
   const Machine& m = job.machine;
   out += fmt::format("slubsim: {} ({} mode) on {}: {} CPUs, {} sockets, {} nodes\n",
                      job.program.name, job.mode == Mode::Process ? "process" : "thread", m.name,
                      m.nr_cpus, m.nr_sockets, m.nr_nodes);
+  out += describe_nonslab(job);
   if (job.settle)
     out += fmt::format("window: chosen per point by the settle rule (transient cut by MSER-5, then batch means until "
                        "the 95% confidence half-width is within {}; at most {}), {} run(s), seed {}\n\n",
@@ -358,17 +400,21 @@ std::string format_table(const Job& job, const JobResult& result) {
                        to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs, job.request.seed);
   bool unsettled_rows = false;
   for (std::size_t v = 0; v < job.variants.size(); ++v) {
-    out += fmt::format("kernel {}\n", job.variants[v].label);
-    out += fmt::format("{:>8} {:>14} {:>9} {:>14} {:>7} {:>11} {:>9} {:>9}  {}\n", "nr_task", "ops/s", "±95%",
-                       "per task", "idle%", "lock wait%", "warm-up", "window", "most-waited lock");
+    out += fmt::format("kernel {}{}\n", job.variants[v].label, describe_sheaves(job, job.variants[v]));
+    // With --runs N, lkp's %stddev of the runs' means beside the settle rule's ±95% of their average.
+    const bool many = job.request.runs > 1;
+    out += fmt::format("{:>8} {:>14} {:>9}{} {:>14} {:>7} {:>11} {:>9} {:>9}  {}\n", "nr_task", "ops/s", "±95%",
+                       many ? fmt::format(" {:>9}", "%stddev") : "", "per task", "idle%", "lock wait%", "warm-up",
+                       "window", "most-waited lock");
     const auto& runs = result.runs[v];
     for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
-      double ops = 0, idle = 0, wait_pct = 0, hw2 = 0, warmup = 0, window = 0;
+      double ops = 0, ops2 = 0, idle = 0, wait_pct = 0, hw2 = 0, warmup = 0, window = 0;
       bool judged = true, settled = true;
       std::map<std::string, Time> waits;
       for (const auto& run : runs) {
         const auto& r = run[row];
         ops += static_cast<double>(r.ops_per_sec);
+        ops2 += static_cast<double>(r.ops_per_sec) * static_cast<double>(r.ops_per_sec);
         idle += r.idle_pct;
         double wait = 0;
         for (const auto& l : r.locks) {
@@ -395,8 +441,14 @@ std::string format_table(const Job& job, const JobResult& result) {
       const double mean = ops / n;
       const std::string pm = !judged ? "?" : fmt::format("{:.1f}%", mean > 0 ? 100.0 * std::sqrt(hw2) / n / mean : 0.0);
       if (!settled) unsettled_rows = true;
-      out += fmt::format("{:>8} {:>14.0f} {:>9} {:>14.0f} {:>7.2f} {:>11.2f} {:>7.0f}ms {:>7.0f}ms  {}{}\n", nt, mean,
-                         pm, mean / nt, idle / n, wait_pct / n, warmup / n, window / n, top,
+      std::string sd;
+      if (many) {
+        // Sample standard deviation over the runs, as lkp's compare prints it (± x%).
+        const double var = n > 1 ? std::max(0.0, (ops2 - n * mean * mean) / (n - 1)) : 0.0;
+        sd = fmt::format(" {:>9}", fmt::format("±{:.1f}%", mean > 0 ? 100.0 * std::sqrt(var) / mean : 0.0));
+      }
+      out += fmt::format("{:>8} {:>14.0f} {:>9}{} {:>14.0f} {:>7.2f} {:>11.2f} {:>7.0f}ms {:>7.0f}ms  {}{}\n", nt,
+                         mean, pm, sd, mean / nt, idle / n, wait_pct / n, warmup / n, window / n, top,
                          settled ? "" : "  (not settled)");
     }
     out += "\n";

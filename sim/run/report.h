@@ -25,6 +25,13 @@ json lkp_stats(const json& matrix);
 // A readable table of a job's results (the main job's output).
 std::string format_table(const Job& job, const JobResult& result);
 
+// What was simulated, for table headers: the program's non-slab time per op, saying when its
+// values are placeholders (with the fits that exist for this machine), and one variant's sheaf
+// capacities (": sheaf capacity maple_node 32 (automatic), ..." or ": no sheaves").
+int nonslab_placeholders(const Program& p);
+std::string describe_nonslab(const Job& job);
+std::string describe_sheaves(const Job& job, const Variant& v);
+
 // Write DIR/stats.json, DIR/matrix.json (deterministic) and DIR/host.json (wall time) for every
 // variant; several variants go to DIR/<label>/. Nothing is written if anything fails to serialise.
 void write_results(const std::string& dir, const Job& job, const JobResult& result);

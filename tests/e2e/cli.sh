@@ -77,6 +77,15 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-s
   > "$tmp/slabinfo.json" || fail "mmap1 run for slabinfo"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a=d["slabinfo.maple_node.active_objs"]; n=d["slabinfo.maple_node.num_objs"]; r=d["slab_objects.maple_node.rcu"]; f=d.get("slab_objects.maple_node.node_partial_free", 0); assert r > 0 and a >= r and abs(a - (n - f)) < 1, (a, n, r, f)' \
   "$tmp/slabinfo.json" || fail "slabinfo active_objs does not count objects waiting for RCU: $(grep -E 'maple_node.(active|num)_objs|maple_node.rcu\"' "$tmp/slabinfo.json")"
+# The table names what it simulated: the non-slab time (placeholders said so), each kernel's sheaf
+# capacities (7.0's automatic ones marked), and with --runs N lkp's %stddev beside the ±95%.
+"$bin" run --topology small-2s-8c --workload mmap1 --kernel v6.17,v7.0 --nr-task 4 --runs 2 --table \
+  > "$tmp/described.txt" 2>/dev/null || fail "run --table for the description"
+grep -q "^non-slab time per op (mmap1 parameters, ns): mmap_locked_ns 1500" "$tmp/described.txt" \
+  && grep -q "placeholders, not fitted to small-2s-8c" "$tmp/described.txt" \
+  && grep -q "^kernel v6.17: no sheaves" "$tmp/described.txt" \
+  && grep -q "^kernel v7.0: sheaf capacity vm_area_struct [0-9]* (automatic), maple_node 32" "$tmp/described.txt" \
+  && grep -q "±95%   %stddev" "$tmp/described.txt" || { fail "the table does not say what it simulated"; cat "$tmp/described.txt"; }
 # --version, and the same in host.json.
 "$bin" --version | grep -Eq '^slubsim [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-z.-]+\)$' || fail "--version: $("$bin" --version)"
 "$bin" run --topology small-2s-8c --nr-task 2 --duration 2ms --warmup 2ms --quiet --out "$tmp/ver" 2>/dev/null || fail "run for host.json"
