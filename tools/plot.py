@@ -71,6 +71,9 @@ def save(fig, path):
         raise rio.InputError(f"{path}: the directory does not exist")
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".plot.", suffix=".png")
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; the file gets the usual mode
     try:
         fig.savefig(tmp, dpi=110, metadata={"Software": None})
         os.replace(tmp, path)
@@ -328,32 +331,52 @@ def locks(args):
     save(fig, args.output)
 
 
-def why(args):
-    variants = stats_of(rio.variant_dirs(args.dirs))
+def why_bars(variants):
+    """One bar per variant x task count: ([bar label], [{category: percent}]). The categories are
+    the exclusive ones of why.<N>.<category>.percent, which sum to 100% of task time: the
+    spin.<call chain> keys break lock waits down further and are left out, and a lock's waits
+    (wait.<class>.<instance>) are summed over its instances. Results with only the means over rows
+    (why.<category>.percent) give one bar per variant."""
     bars, per = [], []
     for label, _, s in variants:
-        w = rio.why_percent(s)
-        by_n = {}
-        if w and all(k.split(".", 1)[0].isdigit() and "." in k for k in w):   # why.<N>.<category>.percent
-            for k, v in w.items():
-                n, cat = k.split(".", 1)
-                by_n.setdefault(int(n), {})[cat] = v
-            for n in sorted(by_n):
-                bars.append(f"{label} N={n}")
-                per.append(by_n[n])
-        else:
-            bars.append(label)
-            per.append(w)
+        rows = {}
+        for k, v in rio.why_percent(s).items():
+            n, _, cat = k.partition(".")
+            if n.isdigit() and cat:
+                rows.setdefault(int(n), {})[cat] = v
+            else:
+                rows.setdefault(None, {})[k] = v
+        keyed = sorted(n for n in rows if n is not None)
+        for n in keyed or ([None] if None in rows else []):
+            cats = {}
+            for cat, v in rows[n].items():
+                if cat.startswith("spin."):
+                    continue
+                parts = cat.split(".")
+                if parts[0] == "wait" and len(parts) >= 3:
+                    cat = "wait: " + ".".join(parts[1:-1])
+                cats[cat] = cats.get(cat, 0.0) + v
+            bars.append(label if n is None else f"{label} N={n}")
+            per.append(cats)
+    return bars, per
+
+
+def why(args):
+    variants = stats_of(rio.variant_dirs(args.dirs))
+    bars, per = why_bars(variants)
     cats = sorted({c for p in per for c in p}, key=lambda c: -sum(p.get(c, 0) for p in per))
     if not cats:
         print(f"plot: {' '.join(args.dirs)}: no why.<category>.percent keys; nothing to plot, {args.output} not written")
         return False
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(bars) + 3), 5.6))
     stacked(ax, bars, [(c, [p.get(c, 0.0) for p in per]) for c in cats], lambda c: colour(cats.index(c)))
-    ax.legend(handles=[Patch(color=colour(i), label=c) for i, c in enumerate(cats)], fontsize=7,
-              bbox_to_anchor=(1.01, 1), loc="upper left")
-    ax.set_ylabel("percent")
-    ax.set_title(args.title or "where the time goes (why.<category>.percent)", fontsize=10)
+    ax.set_xticklabels([short(b, 32) for b in bars], rotation=35, ha="right", fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.legend(handles=[Patch(color=colour(i), label=short(c, 40)) for i, c in enumerate(cats)], fontsize=7,
+              loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3, frameon=False)
+    ax.set_ylabel("percent of task time")
+    ax.set_title(args.title or "where the time goes, per variant and task count (why.<N>.<category>.percent)",
+                 fontsize=10)
     fig.tight_layout()
     save(fig, args.output)
 

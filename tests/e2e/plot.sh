@@ -93,6 +93,23 @@ expect_png "$o/locks.png" locks "$t01"
 expect_png "$o/locks-variants.png" locks "$t01/v6.19" "$t01/v7.0"
 expect_png "$o/why.png" why "$t01"
 expect_png "$o/scoreboard.png" scoreboard "$res/scoreboard.json"
+# The why plot of the committed T01 run: a bar per variant and task count, each summing to 100%.
+"$py" - "$root" <<'PY' && ok "why: one bar per variant x task count, each 100% +- 0.5" || fail "why bars of T01"
+import sys, os
+root = sys.argv[1]
+sys.path.insert(0, os.path.join(root, "tools"))
+import matplotlib
+matplotlib.use("Agg")
+import plot, results_io as rio
+t01 = os.path.join(root, "results", "t01-hao-li-mmap2", "amd-epyc-2s-192c-4n")
+bars, per = plot.why_bars(plot.stats_of(rio.variant_dirs([t01])))
+assert len(bars) == 9, bars
+for b, p in zip(bars, per):
+    assert abs(sum(p.values()) - 100) <= 0.5, (b, sum(p.values()), p)
+    assert not any(c.startswith("spin.") for c in p), p
+PY
+(umask 022 && plot why "$t01" -o "$o/why-mode.png" >/dev/null 2>&1)
+[ "$(stat -c %a "$o/why-mode.png")" = 644 ] && ok "PNG mode follows the umask" || fail "PNG mode $(stat -c %a "$o/why-mode.png")"
 plot locks "$t01" -o "$o/locks2.png" >/dev/null && cmp -s "$o/locks.png" "$o/locks2.png" && ok "deterministic PNG" || fail "two plots differ"
 
 # why without why keys (results from before the why report): a message, exit 0, no file.
