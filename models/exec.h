@@ -102,6 +102,17 @@ struct TaskTime {
 };
 inline const Grid kWholeRun{};
 
+class Exec;
+// Receives every stretch of a CPU's time with the call chain it was spent under, for folded
+// stacks of all task time (--why). Set only when asked: it costs a look-up per charge.
+enum class StackTimeKind : std::uint8_t { Busy, Spin, Sleep };
+class TimeSink {
+ public:
+  virtual ~TimeSink() = default;
+  // [from, to) of e's clock; lock_class: the lock class waited for (Spin, Sleep), else -1.
+  virtual void add(const Exec& e, StackTimeKind kind, int lock_class, Time from, Time to) = 0;
+};
+
 class Exec {
  public:
   virtual ~Exec() = default;
@@ -137,6 +148,9 @@ class Exec {
   Time accounted(Account a, IntervalRange r = {0, INT32_MAX}) const {
     return times_.sum(r.from, r.to).busy[static_cast<int>(a)];
   }
+  // Where every stretch of time also goes, with its call chain (nullptr: nowhere).
+  void set_time_sink(TimeSink* s) noexcept { sink_ = s; }
+  TimeSink* time_sink() const noexcept { return sink_; }
   // The intervals time is counted by (the default: one interval, all time).
   void set_grid(const Grid* g) noexcept {
     grid_ = g;
@@ -185,6 +199,7 @@ class Exec {
     const int a = static_cast<int>(account_);
     add_time(from, to, [a](TaskTime& x) -> Time& { return x.busy[a]; });
     if (account_ >= Account::SlabSlow) qs_blocked_ += to - from;
+    if (sink_ && to > from) sink_->add(*this, StackTimeKind::Busy, -1, from, to);
   }
   // Try to grant req now. True: granted inline (now_ and result_ updated); the path goes on.
   virtual bool begin(const Request& req) = 0;
@@ -203,6 +218,7 @@ class Exec {
   std::array<const char*, kMaxFrames> frames_{};
   int depth_ = 0;  // may exceed kMaxFrames; frames past it are not recorded
   Time qs_blocked_ = 0;
+  TimeSink* sink_ = nullptr;
 };
 
 // Marks the time until the end of the enclosing scope (a function, a block) as spent on `a`,

@@ -119,7 +119,7 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& resum
        "finish the interrupted job in --out DIR: the same options and inputs, only the missing points run; e.g. --out results/run1 --resume")
       ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
       ("why", po::bool_switch(&why),
-       "after the table, where each row's task time goes, like perf report: non-slab work, slab fast and slow path, RCU callbacks, spinning per lock and node, idle (implies --table; the why.* keys are in the JSON anyway)")
+       "after the table, where each row's task time goes, like perf report: non-slab work, slab fast and slow path, RCU callbacks, spinning per lock and node, idle (implies --table; the why.* keys are in the JSON anyway); with --out, also folded stacks of all task time per row, OUT/<variant>/stacks.<N>.folded ('account;function;... ns', as flamegraph.pl, inferno and speedscope read them)")
       ("quiet", po::bool_switch(&quiet), "no progress lines on stderr");
   return d;
 }
@@ -175,6 +175,7 @@ RunCommand parse_run_command(std::vector<std::string> args, const std::string& h
   auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet);
   c.help = parse_options(args, desc, "run", c.help_text);
   if (c.why) c.table = true;
+  c.request.stacks = c.why && !c.out.empty();  // written as files: only with --out
   return c;
 }
 

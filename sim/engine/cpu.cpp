@@ -44,6 +44,9 @@ void Cpu::park(std::coroutine_handle<> h) {
 }
 
 void Cpu::grant(Time at, bool result) {
+  if (sink_ && at > wait_since_)
+    sink_->add(*this, sleeping_ ? StackTimeKind::Sleep : StackTimeKind::Spin, world_.class_of(waiting_for_),
+               wait_since_, at);
   if (sleeping_) {
     add_time(wait_since_, at, [](TaskTime& x) -> Time& { return x.idle; });
     sleeping_ = false;

@@ -74,6 +74,19 @@ std::string World::StackKey::folded() const {
   return s;
 }
 
+int World::class_of(const Request& r) const {
+  switch (r.kind) {
+    case Req::SpinLock:
+    case Req::SpinTrylock:
+    case Req::SpinUnlock: return locks_[r.id].cls;
+    case Req::DownRead:
+    case Req::DownWrite:
+    case Req::UpRead:
+    case Req::UpWrite: return rwsems_[r.id].cls;
+    default: return -1;
+  }
+}
+
 void World::note_wait(const Request& r, bool in_slab, Time from, Time to, const Exec& e) {
   const bool spin = r.kind == Req::SpinLock;
   Ledger<WaitTime>& w = spin ? locks_[r.id].waited : rwsems_[r.id].waited;

@@ -61,6 +61,8 @@ class World : public Shared {
   const Costs& costs() const { return c_; }
   Line& line(LineId l) { return lines_[l.v]; }
   const std::vector<std::string>& lock_classes() const { return classes_; }
+  // The lock class a lock request is for (index into lock_classes()); -1 for other requests.
+  int class_of(const Request& r) const;
   const std::vector<QSpinLock>& spinlocks() const { return locks_; }
   const std::vector<Rwsem>& rwsems() const { return rwsems_; }
   const std::vector<Line>& lines() const { return lines_; }

@@ -590,6 +590,7 @@ RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bo
   spec.trace = job.trace.get();
   spec.replay = job.replay;
   spec.stop = stop;
+  spec.stacks = job.request.stacks;
   try {
     return simulate(spec);
   } catch (const StalledProgram& e) {

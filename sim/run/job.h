@@ -24,6 +24,7 @@ namespace slubsim {
 // What the command line says, before files are read.
 struct JobRequest {
   std::string topology = "amd-turin-2s-512t";
+  bool stacks = false;  // folded stacks of all task time per point (--why)
   std::string workload = "mmap2";  // NAME, FILE, trace:FILE or ftrace:FILE (default: the seeds' will-it-scale mmap2)
   std::string trace_map = "replicated";    // replicated or mapped (trace workloads)
   std::string trace_speed = "1";           // trace timestamps divided by this; 0 = no waiting

@@ -268,11 +268,29 @@ void visit(CacheReport& x, F& f) {
   f("layers", x.layers);
 }
 
-json run_result_json(const RunResult& r) { return Writer::encode(r); }
+// Folded stacks of all task time (--why) are written only when collected, so a point without
+// them reads as before.
+json run_result_json(const RunResult& r) {
+  json j = Writer::encode(r);
+  if (!r.cpu_stacks.empty()) {
+    json s = json::array();
+    for (const auto& f : r.cpu_stacks) s.push_back(json::array({f.stack, f.time}));
+    j["cpu_stacks"] = s;
+  }
+  return j;
+}
 
 RunResult run_result_from_json(const json& j, const std::string& file) {
   RunResult r;
   Reader::decode(j, r, file);
+  if (auto it = j.find("cpu_stacks"); it != j.end()) {
+    if (!it->is_array()) Reader::bad(file, "cpu_stacks as a list");
+    for (const auto& e : *it) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number_integer())
+        Reader::bad(file, "a [stack, time] pair in cpu_stacks");
+      r.cpu_stacks.push_back({e[0].get<std::string>(), e[1].get<Time>()});
+    }
+  }
   return r;
 }
 
@@ -319,6 +337,7 @@ json request_fields(const JobRequest& r) {
   d["settle_ci"] = r.settle_ci;
   d["settle_cap"] = r.settle_cap;
   d["interval"] = r.interval;
+  if (r.stacks) d["stacks"] = true;  // only when set: stores of other jobs keep their description
   return d;
 }
 

@@ -328,6 +328,20 @@ void variant_files(const std::string& dir, const Job& job, const JobResult& resu
   host["sim.version"] = fmt::format("{} ({})", kVersion, kCommit);
   host["note"] = "host wall time; not deterministic, so kept out of stats.json";
   files.push_back({d / "host.json", write_text(host)});
+  // Folded stacks of all task time, one file per row, summed over the runs; counts in ns.
+  for (std::size_t row = 0; row < job.nr_tasks.size() && job.request.stacks; ++row) {
+    std::map<std::string, Time> sum;
+    for (const auto& run : result.runs[v]) {
+      if (row >= run.size()) continue;
+      for (const auto& f : run[row].cpu_stacks) sum[f.stack] += f.time;
+    }
+    std::string text;
+    for (const auto& [stack, t] : sum) {
+      const auto ns = static_cast<long long>(std::llround(to_ns(t)));
+      if (ns > 0) text += fmt::format("{} {}\n", stack, ns);
+    }
+    files.push_back({d / fmt::format("stacks.{}.folded", job.nr_tasks[row]), text});
+  }
 }
 
 }  // namespace

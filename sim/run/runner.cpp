@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "models/random.h"
@@ -107,11 +108,14 @@ RunResult simulate(const RunSpec& spec) {
   Timer window_begin([&] { at_begin = snapshot(slub.get()); });
   Timer window_end(take_end_state);
 
+  std::optional<TimeStacks> time_stacks;
+  if (spec.stacks) time_stacks.emplace(&grid, m.nr_cpus);
   std::vector<std::unique_ptr<Cpu>> cpus;
   for (int t = 0; t < spec.nr_task; ++t) {
     int c = task_cpu[t];
     auto cpu = std::make_unique<Cpu>(c, m.cpu_node[c], m.mem_node(m.cpu_node[c]), engine, world);
     cpu->set_grid(&grid);
+    if (time_stacks) cpu->set_time_sink(&*time_stacks);
     bool sibling_busy = false;
     for (int s : m.core_cpus[m.cpu_core[c]])
       if (s != c && busy[s]) sibling_busy = true;
@@ -293,6 +297,7 @@ RunResult simulate(const RunSpec& spec) {
   }
   for (const auto& [key, t] : stacks)
     r.stack_waits.push_back({world.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
+  if (time_stacks) r.cpu_stacks = time_stacks->folded(win, world.lock_classes());
   r.events = engine.events();
   r.requests = world.requests();
   return r;

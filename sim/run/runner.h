@@ -15,6 +15,7 @@
 #include "models/slub/slub.h"
 #include "sim/run/settle.h"
 #include "sim/run/slub_config.h"
+#include "sim/engine/time_stacks.h"
 #include "sim/engine/world.h"
 #include "workloads/program.h"
 #include "workloads/trace.h"
@@ -50,6 +51,8 @@ struct RunSpec {
   // trace uses (in Trace::caches order) and has no steps.
   const Trace* trace = nullptr;
   TraceReplay replay;
+  // Collect folded stacks of all task time (RunResult::cpu_stacks; costs a look-up per charge).
+  bool stacks = false;
   // Set by a stop request (sim/run/stop.h): the run is abandoned if it goes on past the grace.
   const std::atomic<bool>* stop = nullptr;
 };
@@ -116,6 +119,7 @@ struct RunResult {
   std::vector<TaskTime> task_time;      // per task, in the window
   std::vector<LockReport> locks;
   std::vector<StackWait> stack_waits;
+  std::vector<FoldedStack> cpu_stacks;  // all task time by call chain in the window (RunSpec::stacks)
   std::uint64_t events = 0;    // engine events fired
   std::uint64_t requests = 0;  // shared-state requests granted (inline or by event)
   Time end_time = 0;           // simulated time when the last task stopped

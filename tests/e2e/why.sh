@@ -17,6 +17,29 @@ for v in v6.17_sheaf_capacity=32 v7.0_sheaf_capacity=32; do
   cmp "$tmp/a/$v/stats.json" "$tmp/b/$v/stats.json" || fail "$v/stats.json differs between identical runs"
 done
 
+# Folded stacks of all task time, one file per variant and row, in the format flamegraph.pl,
+# inferno and speedscope read ("frame;frame;... count"): each adds up to the tasks' simulated
+# CPU time in the window (nr_task x window).
+python3 - "$tmp/a" <<'PY' || fail "folded stacks"
+import json, os, re, sys
+root = sys.argv[1]
+roots = {"nonslab", "slab.fastpath", "slab.slowpath", "rcu.callbacks", "rcu.ksoftirqd"}
+for v in ("v6.17_sheaf_capacity=32", "v7.0_sheaf_capacity=32"):
+    stats = json.load(open(os.path.join(root, v, "stats.json")))
+    for n in (4, 8):
+        path = os.path.join(root, v, f"stacks.{n}.folded")
+        total, spins = 0, 0
+        for line in open(path):
+            m = re.fullmatch(r"([^ ;]+(?:;[^ ;]+)*) (\d+)\n", line)
+            assert m, (path, line)
+            assert m.group(1).split(";")[0] in roots, line
+            spins += "_[spin]" in m.group(1)
+            total += int(m.group(2))
+        want = n * stats[f"settle.{n}.window_ms"] * 1e6
+        assert abs(total - want) <= 1e-4 * want + n, (path, total, want)
+        if v.startswith("v7.0"):
+            assert spins > 0, path
+PY
 # The normal table first, then one why table per variant and row.
 grep -q "^kernel v7.0_sheaf_capacity=32" "$tmp/why.txt" || fail "no normal table: $(cat "$tmp/why.txt")"
 [ "$(grep -c '^why: kernel ' "$tmp/why.txt")" = 4 ] || fail "expected 4 why tables: $(cat "$tmp/why.txt")"
