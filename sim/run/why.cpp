@@ -14,8 +14,8 @@ namespace {
 constexpr std::size_t kMaxInstancesReported = 16;
 // Locks named in a hottest-lock summary line before "...".
 constexpr std::size_t kSummaryLocks = 4;
-// Call chains of spin listed under each why table.
-constexpr std::size_t kSummaryStacks = 8;
+// Call chains of spin listed per variant under each why table.
+constexpr std::size_t kSummaryStacks = 4;
 
 double round_to(double v, double digits) {
   double s = std::pow(10.0, digits);
@@ -142,46 +142,80 @@ std::string summary(const WhyProfile& p, WhyLine::Kind kind, const char* symbol)
 
 }  // namespace
 
+// One table per task count with the variants side by side: each category's share of the task
+// time (runs summed) and its ns per operation; then, per variant, the window, a cycle or an
+// unsettled verdict, the hottest locks and the hottest spin call chains.
 std::string format_why(const Job& job, const JobResult& result) {
   std::string out;
-  for (std::size_t v = 0; v < job.variants.size(); ++v) {
-    const auto& runs = result.runs[v];
-    for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
-      WhyProfile p;
-      for (const auto& run : runs) add_profile(p, why_profile(run[row]));
-      const int nt = job.nr_tasks[row];
+  const std::size_t nv = job.variants.size();
+  // Column names: the labels, or letters with a legend when the labels are long.
+  std::vector<std::string> names;
+  std::size_t longest = 0;
+  for (const auto& v : job.variants) longest = std::max(longest, v.label.size());
+  const bool letters = longest > 18;
+  for (std::size_t v = 0; v < nv; ++v)
+    names.push_back(letters ? std::string(1, static_cast<char>('A' + v % 26)) + (v >= 26 ? std::to_string(v / 26) : "")
+                            : job.variants[v].label);
+  if (letters)
+    for (std::size_t v = 0; v < nv; ++v) out += fmt::format("{} = {}\n", names[v], job.variants[v].label);
+  constexpr int kCell = 18;
+  for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
+    const int nt = job.nr_tasks[row];
+    std::vector<WhyProfile> prof(nv);
+    for (std::size_t v = 0; v < nv; ++v)
+      for (const auto& run : result.runs[v]) add_profile(prof[v], why_profile(run[row]));
+    // Categories: every one with time in some variant, the largest (over variants) first.
+    std::vector<std::pair<std::string, Time>> cats;
+    for (const auto& p : prof)
+      for (const auto& l : p.lines) {
+        if (!l.time) continue;
+        auto it = std::find_if(cats.begin(), cats.end(), [&](const auto& c) { return c.first == l.category; });
+        if (it == cats.end()) cats.push_back({l.category, l.time});
+        else it->second = std::max(it->second, l.time);
+      }
+    std::stable_sort(cats.begin(), cats.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::size_t width = 8;
+    for (const auto& c : cats) width = std::max(width, c.first.size());
+    out += fmt::format("why: {} tasks, where the task time goes: % of {} tasks x the window, and ns per op (runs summed)\n",
+                       nt, nt);
+    out += fmt::format("{:<{}}", "category", width);
+    for (const auto& n : names) out += fmt::format(" {:>{}}", n, kCell);
+    out += "\n";
+    for (const auto& [cat, _] : cats) {
+      out += fmt::format("{:<{}}", cat, width);
+      for (const auto& p : prof) {
+        const auto it = std::find_if(p.lines.begin(), p.lines.end(), [&](const WhyLine& l) { return l.category == cat; });
+        const Time t = it == p.lines.end() ? 0 : it->time;
+        out += fmt::format(" {:>{}}", t ? fmt::format("{:.2f}% {:.1f}", percent(t, p.task_time), ns_per_op(t, p.ops)) : "-",
+                           kCell);
+      }
+      out += "\n";
+    }
+    for (std::size_t v = 0; v < nv; ++v) {
+      const auto& runs = result.runs[v];
       const RunResult& first = runs.front()[row];
-      out += fmt::format("why: kernel {}, {} tasks, {} run(s): 100% = {} tasks x {} ms window after {} ms\n",
-                         job.variants[v].label, nt, runs.size(), nt, to_us(first.window) / 1000.0,
+      const WhyProfile& p = prof[v];
+      out += fmt::format("  {}: {} ms window after {} ms", names[v], to_us(first.window) / 1000.0,
                          to_us(first.warmup) / 1000.0);
       const SettleReport& st = first.settle;
       if (st.judged && st.period > 0)
-        out += fmt::format("  the throughput cycles: a {} ms period (autocorrelation {:.2f}), 2 ms intervals from {:.2f} "
-                           "to {:.2f} M ops/s (10th-90th percentile); the lines below are its average\n",
+        out += fmt::format("; the throughput cycles with a {} ms period (autocorrelation {:.2f}), 2 ms intervals from "
+                           "{:.2f} to {:.2f} M ops/s (10th-90th percentile), the shares are its average",
                            to_us(st.period) / 1000.0, st.period_acf, st.low / 1e6, st.high / 1e6);
-      if (st.judged && !st.settled) out += fmt::format("  not settled: {}\n", st.reason);
-      out += fmt::format("{:>9} {:>10}  {}\n", "time%", "ns/op", "category");
-      std::vector<const WhyLine*> lines;
-      for (const auto& l : p.lines)
-        if (l.time) lines.push_back(&l);
-      std::stable_sort(lines.begin(), lines.end(), [](auto* a, auto* b) { return a->time > b->time; });
-      for (const WhyLine* l : lines)
-        out += fmt::format("{:>8.2f}% {:>10.1f}  {}\n", percent(l->time, p.task_time),
-                           ns_per_op(l->time, p.ops), l->category);
-      out += "  " + summary(p, WhyLine::SpinWait, "native_queued_spin_lock_slowpath") + "\n";
-      // The spin under each call chain, hottest first (runs summed), as perf's folded stacks.
+      if (st.judged && !st.settled) out += fmt::format("; not settled: {}", st.reason);
+      out += "\n    " + summary(p, WhyLine::SpinWait, "native_queued_spin_lock_slowpath") + "\n";
+      if (std::any_of(p.lines.begin(), p.lines.end(), [](const WhyLine& l) { return l.kind == WhyLine::RwsemWait && l.time; }))
+        out += "    " + summary(p, WhyLine::RwsemWait, "osq_lock") + "\n";
+      // The spin under each call chain, hottest first, as perf's folded stacks.
       std::map<std::string, Time> stacks;
       for (const auto& run : runs)
         for (const auto& w : run[row].stack_waits) stacks[folded_stack(w)] += w.time;
       std::vector<std::pair<std::string, Time>> hot(stacks.begin(), stacks.end());
       std::stable_sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
       for (std::size_t i = 0; i < hot.size() && i < kSummaryStacks; ++i)
-        out += fmt::format("  {:>7.2f}%  {}\n", percent(hot[i].second, p.task_time), hot[i].first);
-      bool rwsem_waits = std::any_of(p.lines.begin(), p.lines.end(),
-                                     [](const WhyLine& l) { return l.kind == WhyLine::RwsemWait && l.time; });
-      if (rwsem_waits) out += "  " + summary(p, WhyLine::RwsemWait, "osq_lock") + "\n";
-      out += "\n";
+        out += fmt::format("    {:>7.2f}%  {}\n", percent(hot[i].second, p.task_time), hot[i].first);
     }
+    out += "\n";
   }
   return out;
 }

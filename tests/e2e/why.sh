@@ -40,13 +40,15 @@ for v in ("v6.17_sheaf_capacity=32", "v7.0_sheaf_capacity=32"):
         if v.startswith("v7.0"):
             assert spins > 0, path
 PY
-# The normal table first, then one why table per variant and row.
+# The normal table first, then one why table per row with the variants side by side (letters
+# with a legend: the labels are long).
 grep -q "^kernel v7.0_sheaf_capacity=32" "$tmp/why.txt" || fail "no normal table: $(cat "$tmp/why.txt")"
-[ "$(grep -c '^why: kernel ' "$tmp/why.txt")" = 4 ] || fail "expected 4 why tables: $(cat "$tmp/why.txt")"
-grep -q "why: kernel v7.0_sheaf_capacity=32, 8 tasks" "$tmp/why.txt" || fail "no v7.0 8-task table"
-grep -Eq "^ +[0-9.]+% +[0-9.]+  slab\.fastpath$" "$tmp/why.txt" || fail "no slab.fastpath line"
-grep -Eq "^ +[0-9.]+% +[0-9.]+  wait\.maple_node\.barn_lock\.node[01]$" "$tmp/why.txt" || fail "no barn_lock line"
-grep -Eq "^  native_queued_spin_lock_slowpath [0-9.]+% \(maple_node\.barn_lock node[01] " "$tmp/why.txt" \
+grep -q "^B = v7.0_sheaf_capacity=32$" "$tmp/why.txt" || fail "no column legend: $(cat "$tmp/why.txt")"
+[ "$(grep -c '^why: [0-9]* tasks, where the task time goes' "$tmp/why.txt")" = 2 ] || fail "expected 2 why tables: $(cat "$tmp/why.txt")"
+grep -Eq "^category +A +B$" "$tmp/why.txt" || fail "no side-by-side header"
+grep -Eq "^slab\.fastpath +[0-9.]+% [0-9.]+ +[0-9.]+% [0-9.]+$" "$tmp/why.txt" || fail "no slab.fastpath line"
+grep -Eq "^wait\.maple_node\.barn_lock\.node[01] +- +[0-9.]+% [0-9.]+$" "$tmp/why.txt" || fail "no barn_lock line"
+grep -Eq "^    native_queued_spin_lock_slowpath [0-9.]+% \(maple_node\.barn_lock node[01] " "$tmp/why.txt" \
   || fail "no hottest-lock summary: $(cat "$tmp/why.txt")"
 grep -Eq "^ +[0-9.]+%  __pcs_replace_empty_main;barn_replace_empty_sheaf;maple_node\.barn_lock$" "$tmp/why.txt" \
   || fail "no spin call chain line: $(cat "$tmp/why.txt")"
@@ -54,10 +56,14 @@ grep -Eq "^ +[0-9.]+%  __pcs_replace_empty_main;barn_replace_empty_sheaf;maple_n
 # The table's percentages sum to 100, and the keys are in stats.json, summing to 100 too.
 python3 - "$tmp/why.txt" "$tmp/a/v7.0_sheaf_capacity=32/stats.json" <<'PY'
 import json, re, sys
-tables = open(sys.argv[1]).read().split("why: kernel ")[1:]
+tables = open(sys.argv[1]).read().split("why: ")[1:]
 for t in tables:
-    pct = [float(m.group(1)) for m in re.finditer(r"^ +([0-9.]+)% +[0-9.]+  \S+$", t, re.M)]
-    assert abs(sum(pct) - 100) <= 0.005 * len(pct) + 1e-9, (sum(pct), t)
+    for col in (0, 1):  # each variant's column sums to 100
+        pct = []
+        for m in re.finditer(r"^[a-z][\w.]* +(-|[0-9.]+% [0-9.]+) +(-|[0-9.]+% [0-9.]+)$", t, re.M):
+            cell = m.group(1 + col)
+            pct.append(0.0 if cell == "-" else float(cell.split("%")[0]))
+        assert pct and abs(sum(pct) - 100) <= 0.005 * len(pct) + 1e-9, (sum(pct), t)
 s = json.load(open(sys.argv[2]))
 pk = [k for k in s if k.startswith("why.") and k.endswith(".percent")]
 keys = [k for k in pk if not k.split(".")[1].isdigit()]  # means over rows
