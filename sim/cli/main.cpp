@@ -95,7 +95,7 @@ void install_stop_handlers() {
 const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
 
 Usage:
-  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU box, AMD and GNR readings),
+  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU AMD box he named),
                               simulated vs published, as a table; writes nothing
   slubsim run [OPTIONS]       run a job; lkp-format stats JSON to stdout, or files to --out DIR
   slubsim validate [OPTIONS]  run every experiment (configs/experiments) and score it against the published
@@ -157,6 +157,7 @@ Examples:
 
 // The default main job: this experiment, with its fit applied.
 constexpr const char* kDefaultExperiment = "t01-hao-li-mmap2";
+constexpr const char* kDefaultTopology = "amd-epyc-2s-192c-4n";
 // Simulated window of the default job; "" = the experiment file's own (each point's window
 // chosen by the settle rule, as its fit was made). A fixed one is printed in the table's header.
 constexpr const char* kDefaultDuration = "";
@@ -410,9 +411,10 @@ int default_job() {
   o.write = false;
   o.duration = kDefaultDuration;
   o.warmup = kDefaultWarmup;
-  std::cerr << "slubsim: the main job: experiment " << kDefaultExperiment
-            << " (T01), three kernels x three task counts on the 192-CPU 4-node box (AMD and GNR readings); writes nothing "
-               "('slubsim --help' for the rest)\n";
+  o.topology = kDefaultTopology;
+  std::cerr << "slubsim: the main job: experiment " << kDefaultExperiment << " (T01), three kernels x three task counts "
+            << "on " << kDefaultTopology << ", the 2-socket 4-node 192-CPU AMD box its author named; writes nothing "
+               "(the experiment's other reading: slubsim validate --only t01-hao-li-mmap2; 'slubsim --help' for the rest)\n";
   return experiment_table_command(o.home + "/configs/experiments/" + kDefaultExperiment + ".json", o);
 }
 

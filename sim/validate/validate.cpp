@@ -380,6 +380,11 @@ int validate_command(const ValidateOptions& o) {
 
 int experiment_table_command(const std::string& experiment_file, const ValidateOptions& o) {
   std::vector<Experiment> experiments{load_experiment(experiment_file)};
+  if (!o.topology.empty()) {
+    auto& ts = experiments[0].topologies;
+    if (std::any_of(ts.begin(), ts.end(), [&](const auto& t) { return t.name == o.topology; }))
+      ts.erase(std::remove_if(ts.begin(), ts.end(), [&](const auto& t) { return t.name != o.topology; }), ts.end());
+  }
   const Experiment& e = experiments[0];
   std::vector<std::vector<std::optional<Fit>>> fits;
   auto runs = plan_runs(experiments, o, fits);

@@ -31,6 +31,9 @@ struct ValidateOptions {
   // --set KEY=VALUE for every simulation, after the experiment's and variant's own sets and the
   // fit (a what-if on the whole scoreboard); the scoreboard says so at its top.
   std::vector<std::string> sets;
+  // experiment_table_command only: keep just this topology of the experiment ("" or absent from
+  // it: all of them; the main job names T01's AMD reading, a test layout has its own machine).
+  std::string topology;
 };
 
 using Progress = std::function<void(const std::string&)>;
