@@ -181,7 +181,8 @@ std::string format_why(const Job& job, const JobResult& result) {
     out += fmt::format("{:<{}}", "category", width);
     for (const auto& n : names) out += fmt::format(" {:>{}}", n, kCell);
     out += "\n";
-    for (const auto& [cat, _] : cats) {
+    for (const auto& entry : cats) {
+      const std::string& cat = entry.first;  // not a structured binding: clang 14 cannot capture one
       out += fmt::format("{:<{}}", cat, width);
       for (const auto& p : prof) {
         const auto it = std::find_if(p.lines.begin(), p.lines.end(), [&](const WhyLine& l) { return l.category == cat; });
