@@ -26,8 +26,7 @@ Program select_kernel(const Program& p, const std::string& kernel) {
 
 bool fills_pool(const std::vector<Step>& steps, int pool) {
   for (const Step& s : steps) {
-    const bool alloc = s.op == StepOp::Alloc || s.op == StepOp::AllocBulk || s.op == StepOp::AllocFromSheaf;
-    if ((alloc && s.pool == pool) || fills_pool(s.body, pool)) return true;
+    if ((fills_its_pool(s) && s.pool == pool) || fills_pool(s.body, pool)) return true;
   }
   return false;
 }
@@ -35,9 +34,7 @@ bool fills_pool(const std::vector<Step>& steps, int pool) {
 namespace {
 int unfilled_in(const std::vector<Step>& steps, const Program& p) {
   for (const Step& s : steps) {
-    const bool takes = s.op == StepOp::Free || s.op == StepOp::FreeBulk || s.op == StepOp::KfreeRcu ||
-                       s.op == StepOp::CallRcu;
-    if (takes && !fills_pool(p.steps, s.pool)) return s.pool;
+    if (takes_from_its_pool(s) && !fills_pool(p.steps, s.pool)) return s.pool;
     if (int u = unfilled_in(s.body, p); u >= 0) return u;
   }
   return -1;

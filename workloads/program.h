@@ -98,6 +98,15 @@ enum class Mode { Process, Thread };
 // The program as a given kernel preset runs it: steps limited to other kernels removed.
 Program select_kernel(const Program& p, const std::string& kernel);
 
+// A step that puts objects into its pool (alloc, alloc_bulk, alloc_from_sheaf), and one that
+// takes them out of it (free, free_bulk, kfree_rcu, call_rcu).
+inline bool fills_its_pool(const Step& s) {
+  return s.op == StepOp::Alloc || s.op == StepOp::AllocBulk || s.op == StepOp::AllocFromSheaf;
+}
+inline bool takes_from_its_pool(const Step& s) {
+  return s.op == StepOp::Free || s.op == StepOp::FreeBulk || s.op == StepOp::KfreeRcu || s.op == StepOp::CallRcu;
+}
+
 // True if a step of `steps` (lock bodies included) allocates into pool `pool`.
 bool fills_pool(const std::vector<Step>& steps, int pool);
 // The first pool a step frees from (free, free_bulk, kfree_rcu, call_rcu) that no step fills, or

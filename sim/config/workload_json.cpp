@@ -57,12 +57,10 @@ void parse_object_step(const JsonView& v, Step& s, Program& p) {
   s.pool = pool_index(v.at("pool"), p);
   if (auto c = v.find("count")) s.count = static_cast<int>(c->integer_in(1, 100000));
   if (auto k = v.find("keep")) {
-    if (s.op != StepOp::Free && s.op != StepOp::FreeBulk && s.op != StepOp::KfreeRcu &&
-        s.op != StepOp::CallRcu)
-      k->fail("only frees keep objects back");
+    if (!takes_from_its_pool(s)) k->fail("only frees keep objects back");
     s.keep = static_cast<int>(k->integer_in(0, 10000000));
   }
-  bool alloc = s.op == StepOp::Alloc || s.op == StepOp::AllocBulk || s.op == StepOp::AllocFromSheaf;
+  const bool alloc = fills_its_pool(s);
   if (auto node = v.find("node")) {
     if (s.op != StepOp::Alloc) node->fail("only alloc takes a node");
     if (node->raw().is_string()) {
@@ -159,9 +157,7 @@ void check_pools_filled(const JsonView& arr, const std::vector<Step>& steps, con
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     if (s.op == StepOp::Lock) check_pools_filled(arr.at(i).at("body"), s.body, p);
-    const bool takes = s.op == StepOp::Free || s.op == StepOp::FreeBulk || s.op == StepOp::KfreeRcu ||
-                       s.op == StepOp::CallRcu;
-    if (!takes) continue;
+    if (!takes_from_its_pool(s)) continue;
     if (!fills_pool(p.steps, s.pool))
       arr.at(i).at("pool").fail(fmt::format(
           "frees from pool '{}', which no step of the program allocates into (add an alloc or alloc_bulk "
