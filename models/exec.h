@@ -23,7 +23,6 @@
 #include <string_view>
 
 #include "models/ledger.h"
-#include "models/random.h"
 #include "models/time.h"
 
 namespace slubsim {
@@ -132,54 +131,6 @@ class Exec {
     now_ += d;
   }
 
-  // An iteration of the task's loop starts: under a pace (set by a driver whose timing does not
-  // price contention, sim/engine/world.h), no sooner than the pace after the previous start, the
-  // time between idle; so operations per simulated second match the driver's detailed sample.
-  void pace_iteration() {
-    if (pace_ <= 0) {
-      // Unpaced (detailed timing): a uniform sample (reservoir) of the gaps between iteration
-      // starts from `record_from` on.
-      if (started_ && last_start_ >= record_from_) {
-        const std::uint64_t k = gaps_seen_++;
-        const std::uint64_t j = k < kGaps ? k : pace_rng_.below(k + 1);
-        if (j < kGaps) gaps_[static_cast<std::size_t>(j)] = now_ - last_start_;
-      }
-      started_ = true;
-      last_start_ = now_;
-      return;
-    }
-    if (now_ < next_start_) {
-      add_time(now_, next_start_, [](TaskTime& x) -> Time& { return x.idle; });
-      now_ = next_start_;
-    }
-    // The gap to the next start: one of this CPU's sampled detailed gaps, drawn at random and
-    // scaled so that their mean is the pace, so that the iterations keep their spread (stalls
-    // included) as well as their mean: without it every CPU runs like clockwork, frees and
-    // allocations keep their order, and slabs never mix. (The scale corrects the sample's bias:
-    // a gap still open when the sample ends is not in it, and long gaps are the likelier open.)
-    const std::uint64_t n = gaps_seen_ < kGaps ? gaps_seen_ : kGaps;
-    const Time gap = n > 0 ? static_cast<Time>(static_cast<double>(gaps_[static_cast<std::size_t>(pace_rng_.below(n))]) * gap_scale_)
-                           : pace_;
-    next_start_ = now_ + gap;
-    last_start_ = now_;
-  }
-  void seed_pacing(std::uint64_t seed) { pace_rng_.reseed(seed); }
-  // A pace of t (0: none, and the gaps sampled from now on start no sooner than record_from; they
-  // join those of earlier samples).
-  void set_pace(Time t, Time record_from = 0) noexcept {
-    pace_ = t;
-    next_start_ = now_;
-    if (t <= 0) {
-      record_from_ = record_from;  // the reservoir goes on over every detailed sample
-      return;
-    }
-    const std::uint64_t n = gaps_seen_ < kGaps ? gaps_seen_ : kGaps;
-    double sum = 0;
-    for (std::uint64_t i = 0; i < n; ++i) sum += static_cast<double>(gaps_[static_cast<std::size_t>(i)]);
-    gap_scale_ = sum > 0 ? static_cast<double>(t) * static_cast<double>(n) / sum : 1.0;
-  }
-  Time pace() const noexcept { return pace_; }
-
   Account account() const noexcept { return account_; }
   // All time so far (window or not) in which a scheduling-clock tick could not report an RCU
   // quiescent state: allocator slow paths (irqs or preemption off), softirq and ksoftirqd
@@ -268,15 +219,6 @@ class Exec {
   int depth_ = 0;  // may exceed kMaxFrames; frames past it are not recorded
   Time qs_blocked_ = 0;
   TimeSink* sink_ = nullptr;
-  Time pace_ = 0, next_start_ = 0;
-  static constexpr std::uint64_t kGaps = 64;  // the reservoir: enough for a distribution's shape
-  std::array<Time, kGaps> gaps_{};
-  std::uint64_t gaps_seen_ = 0;
-  Time record_from_ = 0;
-  double gap_scale_ = 1.0;
-  bool started_ = false;
-  Time last_start_ = 0;
-  Random pace_rng_;
 };
 
 // Marks the time until the end of the enclosing scope (a function, a block) as spent on `a`,

@@ -272,7 +272,6 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
 Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
   int stalled = 0;  // iterations in a row that took no simulated time
   while (exec.now() < stop) {
-    exec.pace_iteration();
     const Time before = exec.now();
     co_await run_steps(exec, p.steps, b);
     if (exec.now() != before) {

@@ -100,10 +100,6 @@ void add_job_options(po::options_description& d, JobRequest& r) {
        "the settle rule's target: 95% confidence half-width of the mean throughput, as a share of it; e.g. --settle-ci 1%")
       ("settle-cap", po::value(&r.settle_cap)->default_value(r.settle_cap),
        "the most simulated time the settle rule may run a point; a point that has not settled by then says so; e.g. --settle-cap 3s")
-      ("fast-forward", po::value(&r.fast_forward)->default_value(r.fast_forward),
-       "run the transient up to this simulated time under functional timing (the allocator's state at full "
-       "fidelity, contention not priced; paced by detailed samples), then the settle rule in detail; 0 = none; "
-       "e.g. --fast-forward 200ms")
       ("interval", po::value(&r.interval),
        "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys); e.g. --interval 4ms")
       ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")

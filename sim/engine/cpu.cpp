@@ -5,7 +5,6 @@
 namespace slubsim {
 
 void Cpu::start(Co<void> root, Time t) {
-  world_.attach(this);
   root_.emplace(std::move(root));
   handle_ = root_->handle();
   now_ = t;
@@ -14,19 +13,6 @@ void Cpu::start(Co<void> root, Time t) {
 }
 
 bool Cpu::begin(const Request& req) {
-  if (held_ == 0 && world_.switch_due(now_)) {
-    pending_ = req;
-    state_ = State::Barrier;
-    return false;
-  }
-  if (world_.timing() == Timing::Functional) {
-    if (held_ == 0 && now_ >= quantum_end_) {
-      pending_ = req;  // the turn is over: queue at this clock
-      state_ = State::Syncing;
-      return false;
-    }
-    return process(req);
-  }
   if (!engine_.may_act_at(now_)) {
     pending_ = req;
     state_ = State::Syncing;
@@ -39,7 +25,6 @@ bool Cpu::begin(const Request& req) {
 bool Cpu::process(const Request& req) {
   Outcome o = world_.process(*this, req, now_);
   if (o.granted) {
-    note_held(req, o.result);
     charge(now_, o.done);
     now_ = o.done;
     result_ = o.result;
@@ -53,33 +38,12 @@ bool Cpu::process(const Request& req) {
   return false;
 }
 
-void Cpu::note_held(const Request& req, bool result) {
-  switch (req.kind) {
-    case Req::SpinLock:
-    case Req::DownRead:
-    case Req::DownWrite: ++held_; break;
-    case Req::SpinTrylock: held_ += result ? 1 : 0; break;
-    case Req::SpinUnlock:
-    case Req::UpRead:
-    case Req::UpWrite: --held_; break;
-    default: break;
-  }
-}
-
 void Cpu::park(std::coroutine_handle<> h) {
   handle_ = h;
   if (state_ == State::Syncing) engine_.schedule(now_, this);
-  else if (state_ == State::Barrier) world_.arrive();
-}
-
-void Cpu::release() {
-  engine_.rewind(now_);
-  state_ = State::Syncing;
-  engine_.schedule(now_, this);
 }
 
 void Cpu::grant(Time at, bool result) {
-  note_held(waiting_for_, result);
   if (sink_ && at > wait_since_)
     sink_->add(*this, sleeping_ ? StackTimeKind::Sleep : StackTimeKind::Spin, world_.class_of(waiting_for_),
                wait_since_, at);
@@ -101,7 +65,6 @@ void Cpu::grant(Time at, bool result) {
 void Cpu::fire() {
   switch (state_) {
     case State::Syncing:
-      quantum_end_ = now_ + world_.quantum();
       if (process(pending_)) resume();
       break;
     case State::Granted:

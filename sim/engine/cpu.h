@@ -7,11 +7,6 @@
 // shared accesses happen in global time order. A CPU waiting for a lock is parked until the
 // World hands the lock over.
 //
-// Timing switches (sim/engine/world.h): at its first request at or after a requested switch,
-// made holding no lock, a CPU parks at the World's barrier; release() lets it go on under the
-// new timing. Under functional timing a CPU runs a quantum of its own clock at a time and yields
-// its turn only holding no lock.
-//
 // Accounting ("why" report, models/exec.h): spend() and every granted access are charged to the
 // path's current account; the time from a lock request to its hand-over is charged to that lock
 // (World::note_wait) and to this CPU's lock-wait total, or to idle when the waiter sleeps. Only
@@ -46,8 +41,6 @@ class Cpu final : public Exec, public Process {
 
   // Called by the World when it hands a lock to this CPU at `at`.
   void grant(Time at, bool result);
-  // Called by the World when a timing switch completes: go on from this CPU's clock.
-  void release();
 
   // Time this CPU spun waiting for locks since it started (the interval series).
   Time spin_total() const { return spin_total_; }
@@ -59,9 +52,8 @@ class Cpu final : public Exec, public Process {
   void park(std::coroutine_handle<> h) override;
 
  private:
-  enum class State { Running, Syncing, Waiting, Granted, Starting, Barrier };
+  enum class State { Running, Syncing, Waiting, Granted, Starting };
   bool process(const Request& req);
-  void note_held(const Request& req, bool result);
   void resume();
 
   Engine& engine_;
@@ -74,8 +66,6 @@ class Cpu final : public Exec, public Process {
   bool sleeping_ = false;
   Time wait_since_ = 0;
   Time spin_total_ = 0;
-  int held_ = 0;            // locks (spinlocks and rwsems) this CPU holds
-  Time quantum_end_ = 0;    // functional timing: where this turn ends
 };
 
 }  // namespace slubsim

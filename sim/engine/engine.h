@@ -40,12 +40,6 @@ class Engine {
   bool may_act_at(Time t) const noexcept { return heap_.empty() || t < time_of(heap_.front().key); }
   // Move the clock to t (t >= now) for an access made without queueing.
   void advance(Time t) noexcept { now_ = t; }
-  // Move the clock back to t, for a timing switch only (sim/engine/world.h): CPUs parked at its
-  // barrier hold clocks behind those of CPUs that parked later, and go on from their own. Every
-  // queued event stays at or after the clock, so the queue's order is untouched.
-  void rewind(Time t) noexcept {
-    if (t < now_) now_ = t;
-  }
   bool empty() const noexcept { return heap_.empty(); }
 
   // Fire the next event. False if there is none.

@@ -125,7 +125,6 @@ Time World::handoff(int from, int to, const Line& l) const {
 
 Outcome World::process(Cpu& cpu, const Request& r, Time t) {
   ++requests_;
-  if (timing_ == Timing::Functional) return functional(cpu, r, t);
   switch (r.kind) {
     case Req::Read:
       return {true, coh_.read(lines_.at(r.id), cpu.cpu(), t)};
@@ -147,85 +146,6 @@ Outcome World::process(Cpu& cpu, const Request& r, Time t) {
       return {true, up(cpu, rwsems_.at(r.id), t, true)};
   }
   throw std::logic_error("world: unknown request");
-}
-
-// --- functional timing -------------------------------------------------------------------
-
-// Every request granted at once at the price of an uncontended access to a line already here:
-// a load hits, a store or locked RMW is a local atomic. Nothing is queued or counted.
-Outcome World::functional(Cpu& cpu, const Request& r, Time t) {
-  const int c = cpu.cpu();
-  auto held_elsewhere = [](const char* what) {
-    return std::logic_error(std::string("functional timing: ") + what +
-                            " held by another CPU (a CPU yielded its turn holding a lock)");
-  };
-  switch (r.kind) {
-    case Req::Read:
-      return {true, t + c_.cache_hit};
-    case Req::Write:
-      return {true, t + c_.atomic_local};
-    case Req::SpinLock:
-    case Req::SpinTrylock: {
-      QSpinLock& l = locks_.at(r.id);
-      if (l.holder == c) throw std::logic_error("spinlock taken twice by one CPU (self-deadlock)");
-      if (l.holder >= 0) {
-        if (r.kind == Req::SpinTrylock) return {true, t + c_.cache_hit, false};
-        throw held_elsewhere("spinlock");
-      }
-      l.holder = c;
-      return {true, t + c_.atomic_local, true};
-    }
-    case Req::SpinUnlock: {
-      QSpinLock& l = locks_.at(r.id);
-      if (l.holder != c) throw std::logic_error("spin_unlock by a CPU that does not hold the lock");
-      l.holder = -1;
-      return {true, t};
-    }
-    case Req::DownRead:
-    case Req::DownWrite: {
-      Rwsem& s = rwsems_.at(r.id);
-      if (s.writer == c) throw std::logic_error("rwsem taken twice by its writer (self-deadlock)");
-      if (s.writer >= 0 || (r.kind == Req::DownWrite && s.readers > 0)) throw held_elsewhere("rwsem");
-      if (r.kind == Req::DownWrite) s.writer = c;
-      else ++s.readers;
-      return {true, t + c_.atomic_local, true};
-    }
-    case Req::UpRead:
-    case Req::UpWrite: {
-      Rwsem& s = rwsems_.at(r.id);
-      if (r.kind == Req::UpWrite) {
-        if (s.writer != c) throw std::logic_error("up_write by a CPU that is not the writer");
-        s.writer = -1;
-      } else {
-        if (s.readers <= 0) throw std::logic_error("up_read without a reader");
-        --s.readers;
-      }
-      return {true, t + c_.atomic_local};
-    }
-  }
-  throw std::logic_error("world: unknown request");
-}
-
-void World::request_switch(Timing to, Time at, std::function<void()> on_switched) {
-  if (switching_) throw std::logic_error("world: a timing switch is already under way");
-  switching_ = true;
-  switch_to_ = to;
-  switch_at_ = at;
-  on_switched_ = std::move(on_switched);
-  arrived_ = 0;
-}
-
-void World::arrive() {
-  ++arrived_;
-  int running = 0;
-  for (const Cpu* c : cpus_)
-    if (!c->finished()) ++running;
-  if (arrived_ < running) return;
-  switching_ = false;
-  timing_ = switch_to_;
-  for (Cpu* c : cpus_)
-    if (!c->finished()) c->release();
-  if (on_switched_) std::exchange(on_switched_, {})();
 }
 
 // --- queued spinlock ---------------------------------------------------------------------

@@ -29,15 +29,6 @@ struct Options {
   bool rwsem_spin_on_owner = true;
 };
 
-// How requests are granted (docs/design.md, Fast-forward).
-//  Detailed   — priced under the contention model (line transfers, lock queues, hand-offs) in
-//               global simulated-time order.
-//  Functional — granted at once at the flat cost of an uncontended access; CPUs take turns in
-//               quanta of their own clocks and yield only holding no lock, so a lock is never
-//               found held. The allocator's state (slabs, lists, sheaves, barns, RCU queues)
-//               evolves as in detailed timing; line ownership, lock queues and statistics do not.
-enum class Timing : std::uint8_t { Detailed, Functional };
-
 class World : public Shared {
  public:
   World(const Machine& m, const Costs& c, Options o = {}) : m_(m), c_(c), coh_(m, c), o_(o) {}
@@ -48,18 +39,6 @@ class World : public Shared {
   LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
 
   Outcome process(Cpu& cpu, const Request& r, Time t);
-
-  // Timing and its switches. A switch takes effect at a barrier: each CPU parks at its first
-  // request at or after `at` made holding no lock; when every attached CPU whose task runs has
-  // parked, the timing flips, `on_switched` runs, and the CPUs go on from their own clocks.
-  Timing timing() const noexcept { return timing_; }
-  Time quantum() const noexcept { return quantum_; }
-  void set_quantum(Time q) noexcept { quantum_ = q; }
-  void attach(Cpu* c) { cpus_.push_back(c); }
-  void request_switch(Timing to, Time at, std::function<void()> on_switched);
-  bool switch_due(Time t) const noexcept { return switching_ && t >= switch_at_; }
-  bool switching() const noexcept { return switching_; }
-  void arrive();  // a CPU parked at the barrier
   // A CPU spun from `from` to `to` before lock request r was granted; in_slab: it waited in
   // allocator code. The waiter's call chain (e's frames) names the spin in stack_waits().
   void note_wait(const Request& r, bool in_slab, Time from, Time to, const Exec& e);
@@ -91,7 +70,6 @@ class World : public Shared {
 
  private:
   int class_index(std::string_view cls);
-  Outcome functional(Cpu& cpu, const Request& r, Time t);
   Outcome spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only);
   Time spin_unlock(Cpu& cpu, QSpinLock& l, Time t);
   Outcome down(Cpu& cpu, Rwsem& s, Time t, bool write);
@@ -114,14 +92,6 @@ class World : public Shared {
   std::vector<std::pair<StackKey, Ledger<Time>*>> stack_cache_;  // per CPU: its last wait's chain
   const Grid* grid_ = &kWholeRun;
   std::uint64_t requests_ = 0;
-  Timing timing_ = Timing::Detailed;
-  Time quantum_ = 0;
-  std::vector<Cpu*> cpus_;
-  bool switching_ = false;
-  Timing switch_to_ = Timing::Detailed;
-  Time switch_at_ = 0;
-  std::function<void()> on_switched_;
-  int arrived_ = 0;
 };
 
 }  // namespace slubsim

@@ -427,16 +427,6 @@ Job resolve_job(const JobRequest& req) {
     throw ConfigError("command line", "--settle-cap",
                       fmt::format("must be between {} ms and an hour of simulated time",
                                   to_us(kSettleStep * kMinSettleIntervals) / 1000.0));
-  if (req.fast_forward != "0") {
-    const Time ff = parse_duration(req.fast_forward, "--fast-forward");
-    if (!job.settle)
-      throw ConfigError("command line", "--fast-forward", "needs the settle rule's window (no --warmup or --duration)");
-    if (ff % (2 * kSettleStep) != 0 || ff < kFastForwardPilot + 2 * kSettleStep || ff >= job.settle_rule.cap)
-      throw ConfigError("command line", "--fast-forward",
-                        fmt::format("must be a multiple of {} ms, above {} ms and below --settle-cap",
-                                    to_us(2 * kSettleStep) / 1000.0, to_us(kFastForwardPilot) / 1000.0));
-    job.fast_forward = {ff, kFastForwardPilot, kFastForwardEvery, kFastForwardSample, kFastForwardQuantum};
-  }
   const Time span = job.settle ? job.settle_rule.cap : job.warmup + job.duration;
   if (!req.interval.empty()) {
     job.interval = parse_duration(req.interval, "--interval");
@@ -592,7 +582,6 @@ RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bo
   spec.duration = job.duration;
   spec.settle = job.settle;
   spec.settle_rule = job.settle_rule;
-  spec.fast_forward = job.fast_forward;
   spec.interval = job.interval;
   spec.caches = &job.caches;
   spec.capacity = &job.variants[u.variant].capacity.per_cache;

@@ -45,7 +45,6 @@ struct JobRequest {
   std::string warmup;
   std::string settle_ci = "2%";   // target 95% half-width of the mean
   std::string settle_cap = "1s";  // simulated time a point may take to settle
-  std::string fast_forward = "0";  // the transient under functional timing, up to this time ("0": none)
   std::string interval;  // "" = no interval series
   int jobs = 0;  // 0 = one per host CPU
   std::string home;  // where configs/ and workloads/ are
@@ -84,7 +83,6 @@ struct Job {
   Time duration = 0, warmup = 0;  // the fixed window (settle off)
   bool settle = true;              // the settle rule chooses the window
   SettleRule settle_rule;          // its target, cap, step and RCU lower bound
-  FastForwardPlan fast_forward;    // the transient under functional timing (off: until 0)
   Time interval = 0;  // 0 = no interval series
   std::vector<std::pair<std::string, std::string>> inputs;  // (role, file) of every file read
   std::vector<std::string> notes;  // what the job did with its request (printed on stderr)

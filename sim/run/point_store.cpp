@@ -268,11 +268,10 @@ void visit(CacheReport& x, F& f) {
   f("layers", x.layers);
 }
 
-// Folded stacks of all task time (--why) and the fast-forward's functional time are written only
-// when there are any, so a point without them reads as before.
+// Folded stacks of all task time (--why) are written only when collected, so a point without
+// them reads as before.
 json run_result_json(const RunResult& r) {
   json j = Writer::encode(r);
-  if (r.settle.functional > 0) j["settle"]["functional"] = r.settle.functional;
   if (!r.cpu_stacks.empty()) {
     json s = json::array();
     for (const auto& f : r.cpu_stacks) s.push_back(json::array({f.stack, f.time}));
@@ -284,10 +283,6 @@ json run_result_json(const RunResult& r) {
 RunResult run_result_from_json(const json& j, const std::string& file) {
   RunResult r;
   Reader::decode(j, r, file);
-  if (auto it = j.at("settle").find("functional"); it != j.at("settle").end()) {
-    if (!it->is_number_integer() || it->get<Time>() < 0) Reader::bad(file, "settle.functional as a time");
-    r.settle.functional = it->get<Time>();
-  }
   if (auto it = j.find("cpu_stacks"); it != j.end()) {
     if (!it->is_array()) Reader::bad(file, "cpu_stacks as a list");
     for (const auto& e : *it) {
@@ -343,7 +338,6 @@ json request_fields(const JobRequest& r) {
   d["settle_cap"] = r.settle_cap;
   d["interval"] = r.interval;
   if (r.stacks) d["stacks"] = true;  // only when set: stores of other jobs keep their description
-  if (r.fast_forward != "0") d["fast_forward"] = r.fast_forward;  // likewise
   return d;
 }
 

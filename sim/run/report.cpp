@@ -70,8 +70,6 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     out[k + "warmup_ms"] = round_to(to_us(r.warmup) / 1000.0, 3);
     out[k + "window_ms"] = round_to(to_us(r.window) / 1000.0, 3);
     out[k + "automatic"] = st.automatic ? 1 : 0;
-    // Of the warm-up, what ran under functional timing (--fast-forward); absent when none did.
-    if (st.functional > 0) out[k + "fast_forward_ms"] = round_to(to_us(st.functional) / 1000.0, 3);
     if (!st.judged) {
       out[k + "unjudged"] = 1;
       continue;

@@ -121,7 +121,6 @@ RunResult simulate(const RunSpec& spec) {
       if (s != c && busy[s]) sibling_busy = true;
     const double work_factor = sibling_busy ? m.smt_private_work_factor : 1.0;
     cpu->set_private_work_factor(work_factor);
-    cpu->seed_pacing(Random(spec.seed, static_cast<std::uint64_t>(c), 2).next());
     auto& b = bindings[t];
     b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1);
     b.counter.grid = &grid;
@@ -134,29 +133,13 @@ RunResult simulate(const RunSpec& spec) {
     cpus.push_back(std::move(cpu));
   }
 
-  std::optional<FastForward> ff;
-  if (spec.fast_forward.on() && spec.settle) {
-    std::vector<Cpu*> cp;
-    std::vector<const Counter*> cn;
-    for (int t = 0; t < spec.nr_task; ++t) {
-      cp.push_back(cpus[static_cast<std::size_t>(t)].get());
-      cn.push_back(&bindings[static_cast<std::size_t>(t)].counter);
-    }
-    ff.emplace(spec.fast_forward, world, grid, std::move(cp), std::move(cn), program.ops_per_iteration);
-    ff->start();
-  }
-  // Intervals up to the end of the fast-forward: the window starts after them, and the
-  // confirmation doubles only what follows them.
-  const int ff_intervals = ff ? static_cast<int>(spec.fast_forward.until / step) : 0;
-
   // The settle rule, at each edge of the grid: the operations of the interval that just ended
   // (no task can still complete one before global time), the allocator's counters, and the
   // verdict on the series so far. Settled, or at the cap: the window ends here.
   std::vector<double> series;
   std::vector<SlubSnapshot> edges{snapshot(slub.get())};
   SettleVerdict verdict;
-  const int min_from =
-      ff_intervals + (step > 0 ? static_cast<int>((spec.settle_rule.min_warmup + step - 1) / step) : 0);
+  const int min_from = step > 0 ? static_cast<int>((spec.settle_rule.min_warmup + step - 1) / step) : 0;
   int judged_at = 0;
   int confirm_at = 0;  // a first settled verdict at n is confirmed at 2n (or the cap)
   // Operations all tasks completed in interval i of the grid: one element of the series.
@@ -177,8 +160,7 @@ RunResult simulate(const RunSpec& spec) {
       judged_at = n;
       verdict = judge_series(series, spec.settle_rule, min_from);
       if (verdict.settled && confirm_at == 0 && !at_cap) {
-        // settled once: run as long again (after the fast-forward) and judge anew
-        confirm_at = std::min(2 * n - ff_intervals, grid.last);
+        confirm_at = std::min(2 * n, grid.last);  // settled once: run as long again and judge anew
       } else if (verdict.settled || at_cap) {
         stop = engine.now();
         wfrom = verdict.from;
@@ -259,7 +241,6 @@ RunResult simulate(const RunSpec& spec) {
     }
   }
 
-  if (ff) st.functional = ff->functional_time();
   r.nr_task = spec.nr_task;
   r.window = window;
   r.warmup = wbegin;

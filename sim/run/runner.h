@@ -13,7 +13,6 @@
 #include "sim/machine/machine.h"
 #include "models/slub/params.h"
 #include "models/slub/slub.h"
-#include "sim/run/fast_forward.h"
 #include "sim/run/settle.h"
 #include "sim/run/slub_config.h"
 #include "sim/engine/time_stacks.h"
@@ -40,8 +39,6 @@ struct RunSpec {
   Time duration = 0;
   bool settle = false;
   SettleRule settle_rule;
-  // The transient under functional timing (sim/run/fast_forward.h); only with the settle rule.
-  FastForwardPlan fast_forward;
   // > 0: sample throughput and spinning every `interval` of global time from 0 to the window's
   // end, warm-up included (RunResult::samples); 0: no samples.
   Time interval = 0;
@@ -100,7 +97,6 @@ struct SettleReport {
   double low = 0, high = 0;  // 10th and 90th percentile of the window's intervals (ops/s)
   Time suggest_warmup = 0, suggest_window = 0;  // a fixed window not settled: the rule's estimate
   std::string reason;      // why it is not settled ("" if it is)
-  Time functional = 0;     // simulated time run under functional timing (fast-forward)
 };
 
 // One interval of the series (RunSpec::interval): operations the tasks completed and time they

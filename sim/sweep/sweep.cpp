@@ -93,7 +93,6 @@ void read_fields(const JsonView& doc, SweepRequest& r) {
   str("warmup", b.warmup);
   str("settle_ci", b.settle_ci);
   str("settle_cap", b.settle_cap);
-  str("fast_forward", b.fast_forward);
   str("interval", b.interval);
   if (auto v = doc.find("validate")) b.validate = v->boolean();
   if (auto v = doc.find("runs")) b.runs = static_cast<int>(v->integer_in(1, 1000));
@@ -183,7 +182,6 @@ json sweep_plan(const Sweep& s) {
     if (!r.duration.empty()) args.insert(args.end(), {"--duration", r.duration});
     if (!r.warmup.empty()) args.insert(args.end(), {"--warmup", r.warmup});
     args.insert(args.end(), {"--settle-ci", r.settle_ci, "--settle-cap", r.settle_cap});
-    if (r.fast_forward != "0") args.insert(args.end(), {"--fast-forward", r.fast_forward});
     if (!r.interval.empty()) args.insert(args.end(), {"--interval", r.interval});
     if (r.validate) args.push_back("--validate");
     json e = json::object();
