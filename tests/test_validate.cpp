@@ -136,6 +136,67 @@ TEST_CASE("experiment: a fit on a predicted state is refused") {
   CHECK(error_field(d) == "fit.nr_task");
 }
 
+TEST_CASE("experiment: a pin on a profile share, only for a table with no published absolute") {
+  auto deltas_only = [] {
+    auto d = tiny();
+    for (auto& c : d["cells"]) {
+      c["published_baseline"] = nullptr;
+      c["published_test"] = nullptr;
+    }
+    d["fit"]["nr_task"] = 8;  // where the profile was taken, not the lowest
+    d["fit"]["metric"] = "why.8.spin.percent";
+    d["fit"]["published"] = 61.76;
+    return d;
+  };
+  auto d = deltas_only();
+  CHECK(error_field(d) == "");
+  auto e = parse_experiment(d, "dir/x.json");
+  CHECK(e.fit->pin());
+  CHECK(e.fit->nr_task == 8);
+
+  d = deltas_only();  // a table with an absolute is fitted on its throughput
+  d["cells"][0]["published_baseline"] = 100;
+  d["cells"][0]["published_test"] = 110;
+  CHECK(error_field(d) == "fit.metric");
+
+  d = deltas_only();  // another profile key is not a pin's observable
+  d["fit"]["metric"] = "why.8.nonslab.percent";
+  CHECK(error_field(d) == "fit.metric");
+
+  d = deltas_only();  // the share's task count is the fit's
+  d["fit"]["metric"] = "why.2.spin.percent";
+  CHECK(error_field(d) == "fit.metric");
+
+  d = deltas_only();  // a task count with no row
+  d["fit"]["nr_task"] = 4;
+  d["fit"]["metric"] = "why.4.spin.percent";
+  CHECK(error_field(d) == "fit.nr_task");
+
+  d = deltas_only();  // a share is below 100
+  d["fit"]["published"] = 120;
+  CHECK(error_field(d) == "fit.published");
+
+  d = deltas_only();  // still only on the baseline
+  d["fit"]["variant"] = "b";
+  CHECK(error_field(d) == "fit.variant");
+}
+
+TEST_CASE("fit: the scale search pins a spin share that falls as the non-slab time grows") {
+  // A spin share that grows smoothly with the load on a lock, rho = 4 / (40 s + 1) (9% at s = 1),
+  // and is published at s = 0.037 (about 62%).
+  auto spin = [](double s) {
+    const double rho = 4.0 / (s * 40.0 + 1.0);
+    return 100.0 * rho / (1.0 + rho);
+  };
+  const double published = spin(0.037);
+  REQUIRE(published > 60);
+  REQUIRE(spin(1.0) < 10);
+  auto found = search_scale(published, spin);
+  CHECK(found.converged);
+  CHECK(found.simulations <= kFitMaxSimulations);
+  CHECK(found.scale == doctest::Approx(0.037).epsilon(0.02));
+}
+
 TEST_CASE("experiment: every file in configs/experiments parses") {
   auto all = load_experiments(test::source_dir() + "/configs/experiments", "");
   CHECK(all.size() >= 9);

@@ -105,11 +105,16 @@ void put_why_keys(json& out, const std::vector<RunResult>& rows) {
       s.first += pct;
       s.second += per_op;
     }
+    Time spin = 0;
     for (const auto& w : r.stack_waits) {
       const std::string stack = folded_stack(w);
       out[fmt::format("why.{}.spin.{}.percent", r.nr_task, stack)] = round_to(percent(w.time, p.task_time), 2);
       out[fmt::format("why.{}.spin.{}.ns_per_op", r.nr_task, stack)] = round_to(ns_per_op(w.time, p.ops), 2);
+      spin += w.time;
     }
+    // All spinning for spinlocks, whatever the chain: perf's self share of
+    // native_queued_spin_lock_slowpath (a pin's observable, VALIDATION.md).
+    out[fmt::format("why.{}.spin.percent", r.nr_task)] = round_to(percent(spin, p.task_time), 2);
   }
   if (!counted) return;
   const double n = static_cast<double>(counted);

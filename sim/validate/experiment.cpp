@@ -397,12 +397,30 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
       f->at("variant").fail(fmt::format("'{}' is not the baseline variant ('{}'): nothing may be fitted on a "
                                         "predicted state (VALIDATION.md class 4)",
                                         v->name, e.baseline().name));
-    for (const auto& t : e.topologies)
-      if (e.fit->nr_task != t.nr_task.front())
-        f->at("nr_task").fail(fmt::format("{} is not the lowest task count ({} on topology '{}'): a fit is made "
-                                          "at the lowest task count only (VALIDATION.md class 4)",
-                                          e.fit->nr_task, t.nr_task.front(), t.name));
-    check_metric(f->at("metric"), e.fit->metric, e);
+    if (e.fit->pin()) {
+      // A pin (VALIDATION.md): a table that publishes no absolute value pins its class-4 time on
+      // one published observable of its baseline, at the task count where it was taken.
+      for (const auto& c : e.cells)
+        if (c.published_baseline || c.published_test)
+          f->at("metric").fail(fmt::format("'{}' pins on a profile share, but the cell of {} publishes an absolute "
+                                           "value: a table with one is fitted on its throughput (VALIDATION.md)",
+                                           e.fit->metric, c.metric));
+      if (e.fit->metric != fmt::format("why.{}.spin.percent", e.fit->nr_task))
+        f->at("metric").fail(fmt::format("a pin is on why.<nr_task>.spin.percent (all spinlock spinning, perf's "
+                                         "native_queued_spin_lock_slowpath self share), here why.{}.spin.percent",
+                                         e.fit->nr_task));
+      for (const auto& t : e.topologies)
+        if (std::find(t.nr_task.begin(), t.nr_task.end(), e.fit->nr_task) == t.nr_task.end())
+          f->at("nr_task").fail(fmt::format("{} tasks is not a row on topology '{}'", e.fit->nr_task, t.name));
+      if (!(e.fit->published > 0 && e.fit->published < 100)) f->at("published").fail("must be a share, above 0 and below 100");
+    } else {
+      for (const auto& t : e.topologies)
+        if (e.fit->nr_task != t.nr_task.front())
+          f->at("nr_task").fail(fmt::format("{} is not the lowest task count ({} on topology '{}'): a fit is made "
+                                            "at the lowest task count only (VALIDATION.md class 4)",
+                                            e.fit->nr_task, t.nr_task.front(), t.name));
+      check_metric(f->at("metric"), e.fit->metric, e);
+    }
   }
   root.check_known_fields();
   return e;

@@ -45,6 +45,9 @@ struct ExperimentFit {
   std::string metric;
   double published = 0;
   std::string note;
+  // A pin (VALIDATION.md): fitted on a profile share of the baseline (why.<N>.spin.percent) at the
+  // task count where it was published, for a table that publishes no absolute value.
+  bool pin() const { return metric.rfind("why.", 0) == 0; }
 };
 
 // For an experiment with no published absolute (seed checks, delta-only tables): the non-slab

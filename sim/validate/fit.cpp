@@ -17,6 +17,9 @@ namespace {
 
 const char* kFitSource =
     "slubsim validate --calibrate: VALIDATION.md class 4, fitted on the baseline kernel at the lowest task count only";
+const char* kPinSource =
+    "slubsim validate --calibrate: VALIDATION.md class 4 pinned on one published observable of the baseline (its "
+    "spinlock spin share at the task count of the published profile), for a table with no published absolute";
 
 // Engine resolution: times are integer picoseconds (docs/design.md "Time and order").
 constexpr double kPsPerNs = 1000.0;
@@ -152,7 +155,7 @@ json fit_json(const Fit& f) {
   on["simulations"] = f.simulations;
   on["converged"] = f.converged;
   j["fitted_on"] = on;
-  j["source"] = kFitSource;
+  j["source"] = f.metric.rfind("why.", 0) == 0 ? kPinSource : kFitSource;
   return j;
 }
 
@@ -193,7 +196,7 @@ std::vector<std::pair<std::string, double>> scaled_parameters(
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-ScaleSearch search_scale(double published, const std::function<double(double)>& simulate) {
+ScaleSearch search_scale(double published, const std::function<double(double)>& simulate, double tolerance_pct) {
   // g(s) = 1/t(s) - 1/P is increasing in s where throughput falls as the non-slab time grows
   // (the normal branch) and linear there if the rest does not scale. Near saturation t(s) is
   // noisy and can peak: below some s, less non-slab time only adds contention. So the search
@@ -239,7 +242,7 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
     }
   };
   admit(pts.back());
-  while (err(t) > kFitTolerancePct && budget_left()) {
+  while (err(t) > tolerance_pct && budget_left()) {
     double next = 0;
     if (fast && slow) {
       if (kept_fast >= 2) g_fast /= 2;
@@ -282,7 +285,7 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
   out.scale = best->s;
   out.simulated = best->t;
   out.simulations = static_cast<int>(pts.size());
-  out.converged = err(best->t) <= kFitTolerancePct;
+  out.converged = err(best->t) <= tolerance_pct;
   return out;
 }
 #if defined(__GNUC__) && !defined(__clang__)

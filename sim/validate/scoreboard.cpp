@@ -11,8 +11,9 @@ namespace {
 
 const char* kPredictionNote =
     "Nothing was fitted on a predicted state: the only fitted figures are each experiment's class-4 "
-    "non-slab time, fitted on its baseline variant at its lowest task count (VALIDATION.md); that point is "
-    "shown as in-sample, and every delta cell is an out-of-sample prediction.";
+    "non-slab time, fitted on its baseline variant at its lowest task count, or, for a table with no published "
+    "absolute, pinned on its baseline's published spin share (VALIDATION.md); that point is shown as "
+    "in-sample, and every delta cell is an out-of-sample prediction.";
 
 const char* kNoChangeRule =
     "A published |delta| below 3% or one the author calls noise is \"no change\" and agrees if the simulated "
@@ -235,8 +236,9 @@ std::string what_if(const std::vector<std::string>& sets) {
 }
 
 std::string fit_text(const FitPoint& f) {
-  return fmt::format("in-sample (fitted): {} {} at {} tasks: published {}, simulated {} ({}), scale {}", f.variant,
-                     f.metric, f.nr_task, value(f.published), value(f.simulated), pct(f.error_pct()), f.scale);
+  return fmt::format("in-sample ({}): {} {} at {} tasks: published {}, simulated {} ({}), scale {}",
+                     f.metric.rfind("why.", 0) == 0 ? "pinned" : "fitted", f.variant, f.metric, f.nr_task,
+                     value(f.published), value(f.simulated), pct(f.error_pct()), f.scale);
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ int calibrate_command(const std::vector<Experiment>& experiments, const Validate
                            e.fit->metric, got, e.fit->published));
       return got;
     };
-    ScaleSearch found = search_scale(e.fit->published, simulate);
+    ScaleSearch found = search_scale(e.fit->published, simulate, fit_tolerance_pct(e.fit->metric, e.fit->published));
     Fit& f = task.fit;
     f.experiment = e.id;
     f.topology = task.t->name;
@@ -132,7 +132,7 @@ int calibrate_command(const std::vector<Experiment>& experiments, const Validate
     text += fmt::format("{} on {}: scale {} ({} at {} tasks: simulated {} vs published {}, {:+.2f}%, {} simulations{})\n",
                         f.experiment, f.topology, f.scale, f.metric, f.nr_task, f.simulated, f.published,
                         (f.simulated / f.published - 1.0) * 100.0, f.simulations,
-                        f.converged ? "" : fmt::format(", NOT within {}%", kFitTolerancePct));
+                        f.converged ? "" : fmt::format(", NOT within {:.2f}%", fit_tolerance_pct(f.metric, f.published)));
     for (const auto& [name, value] : f.parameters) text += fmt::format("  {} = {} ns\n", name, value);
   }
   std::cout << text;

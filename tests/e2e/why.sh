@@ -71,14 +71,16 @@ assert "why.slab.slowpath.percent" in keys and "why.nonslab.percent" in keys, ke
 assert abs(sum(s[k] for k in keys) - 100) <= 0.005 * len(keys) + 1e-9, keys
 assert all(s[k[:-len("percent")] + "ns_per_op"] > 0 for k in keys if s[k] > 0.1), keys
 # Per row (why.<N>.*): the categories sum to 100; the spin under each call chain sums to the
-# row's allocator lock waits.
+# row's allocator lock waits, and why.<N>.spin.percent is their total.
 for n in (4, 8):
     cats = [k for k in pk if k.startswith(f"why.{n}.") and not k.startswith(f"why.{n}.spin.")]
-    spin = [k for k in pk if k.startswith(f"why.{n}.spin.")]
+    spin = [k for k in pk if k.startswith(f"why.{n}.spin.") and k != f"why.{n}.spin.percent"]
     waits = [k for k in cats if k.startswith(f"why.{n}.wait.")]
     assert f"why.{n}.nonslab.percent" in cats, cats
     assert abs(sum(s[k] for k in cats) - 100) <= 0.005 * len(cats) + 1e-9, cats
     assert spin and all(k.endswith(";maple_node.barn_lock.percent") for k in spin), spin
     assert abs(sum(s[k] for k in spin) - sum(s[k] for k in waits)) <= 0.005 * (len(spin) + len(waits)) + 1e-9, (spin, waits)
+    # All spinning, whatever the chain (a pin's observable): the chains' sum.
+    assert abs(s[f"why.{n}.spin.percent"] - sum(s[k] for k in spin)) <= 0.005 * (len(spin) + 1) + 1e-9, n
 PY
 echo "e2e.why: all checks passed"
