@@ -67,6 +67,7 @@ struct ProfileRowScore {
 struct ProfileScore {
   const ExperimentProfile* profile = nullptr;
   bool fitted = false;  // a baseline state: its observables may calibrate class-5 constants
+  bool pinned = false;  // the state and task count a pin was fitted on: in-sample by construction
   std::vector<ProfileRowScore> rows;
 };
 // The share of the task time that the why keys of `stats` put in spin under the row's chain at

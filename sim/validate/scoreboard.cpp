@@ -100,9 +100,9 @@ const char* kSensitivityNote =
     "a one-row job; per_process_ops and workload of one pair) counted once; |sim|/|pub| = median |simulated "
     "delta| / median |published delta|; slope = least squares of simulated on published delta through the "
     "origin; Spearman = rank correlation. 1, 1 and 1 would be a model that swings as far as the machines, in "
-    "the same order. The within-tree comparisons are also given per set: the seed checks' non-slab time is "
-    "borrowed from a calibration fit of another machine (their authors published deltas only), so their swing "
-    "depends on how fast that machine is taken to be.";
+    "the same order. The within-tree comparisons are also given per set: the seed checks' authors published "
+    "deltas only, so their non-slab time is pinned on a published profile of a baseline (or borrowed from such a "
+    "pin), and their swing depends on that pin.";
 
 std::string num(const std::optional<double>& v, int digits) {
   return v ? fmt::format("{:.{}f}", *v, digits) : "n/a";
@@ -143,7 +143,9 @@ std::string signed_pp(const std::optional<double>& v) { return v ? fmt::format("
 std::string profile_md(const ProfileScore& p) {
   const auto& pr = *p.profile;
   std::string out = fmt::format("Profile of **{}** at {} tasks ({}). Source: {}{}\n\n", pr.variant, pr.nr_task,
-                                p.fitted ? "baseline state: may calibrate" : "test state: predicted",
+                                p.pinned   ? "baseline state: the pin's, in-sample"
+                                : p.fitted ? "baseline state: may calibrate"
+                                           : "test state: predicted",
                                 md_escape(pr.source), pr.note.empty() ? "" : ". " + md_escape(pr.note));
   out += "| published row | share | under | published % | simulated % | error (points) |\n|---|---|---|---|---|---|\n";
   for (const auto& r : p.rows) {
@@ -161,6 +163,7 @@ json profile_json(const ProfileScore& p) {
   j["variant"] = p.profile->variant;
   j["nr_task"] = p.profile->nr_task;
   j["fitted"] = p.fitted;
+  if (p.pinned) j["pinned"] = true;
   j["source"] = p.profile->source;
   json rows = json::array();
   for (const auto& r : p.rows) {
@@ -292,7 +295,8 @@ std::string scoreboard_text(const Scoreboard& b) {
       }
       for (const auto& p : t.profiles) {
         out += fmt::format("    profile {} at {} tasks ({}): published -> simulated %, error points\n",
-                           p.profile->variant, p.profile->nr_task, p.fitted ? "baseline" : "predicted");
+                           p.profile->variant, p.profile->nr_task,
+                           p.pinned ? "baseline, pinned" : p.fitted ? "baseline" : "predicted");
         for (const auto& r : p.rows)
           out += fmt::format("      {:<60} {:>6.2f} -> {:>6}  {}\n", r.row->row, r.row->published,
                              r.simulated ? fmt::format("{:.2f}", *r.simulated) : "n/a", signed_pp(r.error_pp()));
@@ -389,9 +393,9 @@ std::string scoreboard_markdown(const Scoreboard& b) {
       if (!t.note.empty()) out += fmt::format("Note: {}\n\n", md_escape(t.note));
       out += fmt::format("Tasks: {}. {}\n\n", fmt::join(t.nr_task, ", "), totals_line(t.totals));
       if (t.fit)
-        out += fmt::format("In-sample (fitted): {} `{}` at {} tasks — published {}, simulated {} ({}); scale {} "
+        out += fmt::format("In-sample ({}): {} `{}` at {} tasks — published {}, simulated {} ({}); scale {} "
                            "(`{}`).\n\n",
-                           t.fit->variant, t.fit->metric, t.fit->nr_task, value(t.fit->published),
+                           t.fit->metric.rfind("why.", 0) == 0 ? "pinned" : "fitted", t.fit->variant, t.fit->metric, t.fit->nr_task, value(t.fit->published),
                            value(t.fit->simulated), pct(t.fit->error_pct()), t.fit->scale, t.fit->fit_file);
       else if (!t.borrowed.empty())
         out += fmt::format("In-sample (fitted): none — {}.\n\n", md_escape(t.borrowed));

@@ -285,15 +285,19 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       t.cells.push_back(score_cell(cell, metric_value(*b, cell.metric), metric_value(*x, cell.metric)));
     }
     // A profiled or counted state: its stats, whether it may calibrate (seed checks are never
-    // fitted on, baselines included: VALIDATION.md), whether its task count runs here.
+    // fitted on, baselines included: VALIDATION.md; the state a pin was fitted on is in-sample
+    // whatever the set), whether its task count runs here.
     struct State {
       const json* stats;
       bool fitted, row_here;
     };
+    auto pinned = [&](const std::string& variant, int nr_task) {
+      return e.fit && e.fit->pin() && variant == e.fit->variant && nr_task == e.fit->nr_task;
+    };
     auto state = [&](const std::string& variant, int nr_task) {
       const json* st = stats_of(variant);
       if (!st) throw std::logic_error("a profiled or counted variant was not run");
-      return State{st, e.variant(variant)->baseline && e.calibration_set,
+      return State{st, (e.variant(variant)->baseline && e.calibration_set) || pinned(variant, nr_task),
                    std::find(topo.nr_task.begin(), topo.nr_task.end(), nr_task) != topo.nr_task.end()};
     };
     for (const auto& prof : e.profiles) {
@@ -301,6 +305,7 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       ProfileScore ps;
       ps.profile = &prof;
       ps.fitted = fitted;
+      ps.pinned = pinned(prof.variant, prof.nr_task);
       for (const auto& r : prof.rows) {
         ProfileRowScore rs;
         rs.row = &r;

@@ -160,4 +160,26 @@ grep -q "sheaves vs base" "$tmp/default.out" || fail "default job deltas: $(cat 
 grep -q "1800000" "$tmp/default.out" || fail "default job lacks the published values"
 [ "$before" = "$(find "$tmp" -not -name default.out | sort)" ] || fail "the default job wrote files"
 
+# A pin (VALIDATION.md): a deltas-only table fits its non-slab time on its baseline's published
+# spin share at the profile's task count; the fit file says it is a pin, and the scoreboard counts
+# that profile row as in-sample, not as a prediction.
+"$bin" validate --experiments "$data/experiments-pin" --fits "$tmp/pinfits" --calibrate --quiet >"$tmp/pin.out" \
+  || fail "calibrate a pin: $(cat "$tmp/pin.out")"
+"$bin" validate --experiments "$data/experiments-pin" --fits "$tmp/pinfits" --out "$tmp/pin" --quiet >/dev/null \
+  || fail "validate with a pin"
+python3 - "$tmp/pinfits/tiny-pin.small-2s-8c.json" "$tmp/pin/scoreboard.json" <<'PY' || fail "pin: fit file or scoreboard"
+import json, sys
+f = json.load(open(sys.argv[1]))
+on = f["fitted_on"]
+assert on["metric"] == "why.8.spin.percent" and on["nr_task"] == 8 and on["variant"] == "base", on
+assert on["converged"] and abs(on["simulated"] - on["published"]) <= 0.5, on
+assert "pinned" in f["source"], f["source"]
+b = json.load(open(sys.argv[2]))
+p = b["experiments"][0]["topologies"][0]["profiles"][0]
+assert p["pinned"] and p["fitted"], p
+assert b["profiles"]["baseline_states"]["rows"] == 1 and b["profiles"]["test_states"]["rows"] == 0, b["profiles"]
+PY
+grep -q "^In-sample (pinned): base .why.8.spin.percent. at 8 tasks" "$tmp/pin/scoreboard.md" || fail "pin: in-sample line"
+grep -q "(baseline state: the pin's, in-sample)" "$tmp/pin/scoreboard.md" || fail "pin: profile label"
+
 echo "e2e.validate: all checks passed"
