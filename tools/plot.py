@@ -334,7 +334,8 @@ def locks(args):
 def why_bars(variants):
     """One bar per variant x task count: ([bar label], [{category: percent}]). The categories are
     the exclusive ones of why.<N>.<category>.percent, which sum to 100% of task time: the
-    spin.<call chain> keys break lock waits down further and are left out, and a lock's waits
+    spin.<call chain> keys break lock waits down further and are left out, as is spin (their
+    total, why.<N>.spin.percent), and a lock's waits
     (wait.<class>.<instance>) are summed over its instances. Results with only the means over rows
     (why.<category>.percent) give one bar per variant."""
     bars, per = [], []
@@ -350,7 +351,7 @@ def why_bars(variants):
         for n in keyed or ([None] if None in rows else []):
             cats = {}
             for cat, v in rows[n].items():
-                if cat.startswith("spin."):
+                if cat == "spin" or cat.startswith("spin."):
                     continue
                 parts = cat.split(".")
                 if parts[0] == "wait" and len(parts) >= 3:
