@@ -38,6 +38,10 @@ struct ExperimentVariant {
 
 // VALIDATION.md class 4: the workload's non-slab time, scaled by one factor, fitted on the
 // baseline variant at the lowest task count only.
+// Whether a fit's metric makes it a pin (a profile share, why.<N>.spin.percent) rather than a fit
+// on throughput: the one test every part of validate uses.
+inline bool is_pin_metric(const std::string& metric) { return metric.rfind("why.", 0) == 0; }
+
 struct ExperimentFit {
   std::vector<std::string> parameters;  // workload $parameters scaled together
   std::string variant;
@@ -47,7 +51,7 @@ struct ExperimentFit {
   std::string note;
   // A pin (VALIDATION.md): fitted on a profile share of the baseline (why.<N>.spin.percent) at the
   // task count where it was published, for a table that publishes no absolute value.
-  bool pin() const { return metric.rfind("why.", 0) == 0; }
+  bool pin() const { return is_pin_metric(metric); }
 };
 
 // For an experiment with no published absolute (seed checks, delta-only tables): the non-slab

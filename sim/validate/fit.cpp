@@ -155,7 +155,7 @@ json fit_json(const Fit& f) {
   on["simulations"] = f.simulations;
   on["converged"] = f.converged;
   j["fitted_on"] = on;
-  j["source"] = f.metric.rfind("why.", 0) == 0 ? kPinSource : kFitSource;
+  j["source"] = is_pin_metric(f.metric) ? kPinSource : kFitSource;
   return j;
 }
 

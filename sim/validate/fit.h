@@ -63,7 +63,7 @@ constexpr double kFitTolerancePct = 0.5;
 constexpr double kPinTolerancePoints = 0.5;
 // The search's tolerance for an experiment's fit, in percent of the published value.
 inline double fit_tolerance_pct(const std::string& metric, double published) {
-  return metric.rfind("why.", 0) == 0 && published > 0 ? 100.0 * kPinTolerancePoints / published : kFitTolerancePct;
+  return is_pin_metric(metric) && published > 0 ? 100.0 * kPinTolerancePoints / published : kFitTolerancePct;
 }
 struct ScaleSearch {
   double scale = 1, simulated = 0;

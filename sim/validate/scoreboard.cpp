@@ -240,7 +240,7 @@ std::string what_if(const std::vector<std::string>& sets) {
 
 std::string fit_text(const FitPoint& f) {
   return fmt::format("in-sample ({}): {} {} at {} tasks: published {}, simulated {} ({}), scale {}",
-                     f.metric.rfind("why.", 0) == 0 ? "pinned" : "fitted", f.variant, f.metric, f.nr_task,
+                     is_pin_metric(f.metric) ? "pinned" : "fitted", f.variant, f.metric, f.nr_task,
                      value(f.published), value(f.simulated), pct(f.error_pct()), f.scale);
 }
 
@@ -395,7 +395,7 @@ std::string scoreboard_markdown(const Scoreboard& b) {
       if (t.fit)
         out += fmt::format("In-sample ({}): {} `{}` at {} tasks — published {}, simulated {} ({}); scale {} "
                            "(`{}`).\n\n",
-                           t.fit->metric.rfind("why.", 0) == 0 ? "pinned" : "fitted", t.fit->variant, t.fit->metric, t.fit->nr_task, value(t.fit->published),
+                           is_pin_metric(t.fit->metric) ? "pinned" : "fitted", t.fit->variant, t.fit->metric, t.fit->nr_task, value(t.fit->published),
                            value(t.fit->simulated), pct(t.fit->error_pct()), t.fit->scale, t.fit->fit_file);
       else if (!t.borrowed.empty())
         out += fmt::format("In-sample (fitted): none — {}.\n\n", md_escape(t.borrowed));
