@@ -51,6 +51,21 @@ TEST_CASE("topology: the presets have the layouts the issue gives") {
   CHECK(format_cpulist(epyc.node_cpus[2]) == "96-143");
 }
 
+TEST_CASE("topology: zonelists follow build_zonelists, equal distances taken round-robin") {
+  // mm/page_alloc.c find_next_best_node (6.x): by distance, a lower-numbered node one unit
+  // farther, ties broken by node_load as the zonelists of nodes 0..N-1 are built in turn.
+  auto epyc = preset("amd-epyc-2s-192c-4n");  // SLIT 10/12 inside a socket, 32 across
+  CHECK(epyc.nodes_by_distance(0) == std::vector<int>{0, 1, 2, 3});
+  CHECK(epyc.nodes_by_distance(1) == std::vector<int>{1, 0, 3, 2});
+  CHECK(epyc.nodes_by_distance(2) == std::vector<int>{2, 3, 0, 1});
+  // Node 3 falls back across the socket to node 1 first, not to node 0 as well: a plain sort
+  // by distance, ties by id, sent every node's overflow to node 0.
+  CHECK(epyc.nodes_by_distance(3) == std::vector<int>{3, 2, 1, 0});
+  auto two = preset("small-2s-8c");
+  CHECK(two.nodes_by_distance(0) == std::vector<int>{0, 1});
+  CHECK(two.nodes_by_distance(1) == std::vector<int>{1, 0});
+}
+
 TEST_CASE("topology: distance classes follow sockets, LLCs, SMT and the line's home") {
   auto m = preset("small-2s-8c");  // LLCs 0-1, 2-3 | 4-5, 6-7
   CHECK(m.distance(0, 1, 0) == Distance::Llc);

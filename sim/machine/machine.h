@@ -46,18 +46,61 @@ struct Machine {
 
   int nr_cores() const { return static_cast<int>(core_cpus.size()); }
 
-  // Every node in the order an allocation on `node` falls back to them: by SLIT distance if the
-  // topology gives one, else the same socket first; ties by node id; the node itself first.
-  std::vector<int> nodes_by_distance(int node) const {
-    std::vector<int> order;
-    for (int b = 0; b < nr_nodes; ++b) order.push_back(b);
-    auto dist = [&](int b) {
-      if (b == node) return 0;
-      if (!node_distance.empty()) return node_distance[node][b];
-      return node_sockets[node] == node_sockets[b] ? 12 : 20;
+  // Every node in the order an allocation on `node` falls back to them: the node's zonelist as
+  // the kernel builds it (mm/page_alloc.c build_zonelists / find_next_best_node, 6.x): the node
+  // itself, then nodes with memory by SLIT distance (same socket first when the topology gives
+  // none), a node numbered below `node` one unit farther ("prefer the next node"), a node with
+  // CPUs one unit farther than a headless one, and ties within a distance broken by node_load,
+  // which build_zonelists raises for the first node of each new distance group as it builds the
+  // zonelists of nodes 0, 1, ... in turn: so equal-distance nodes are taken round-robin rather
+  // than every node falling back to the lowest-numbered one.
+  std::vector<int> nodes_by_distance(int node) const { return zonelists().at(node); }
+  std::vector<std::vector<int>> zonelists() const {
+    auto dist = [&](int a, int b) {
+      if (a == b) return 10;
+      if (!node_distance.empty()) return node_distance[a][b];
+      return node_sockets[a] == node_sockets[b] ? 12 : 20;
     };
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return dist(x) < dist(y); });
-    return order;
+    auto has_memory = [&](int n) {
+      return node_memory_bytes.empty() || node_memory_bytes[n] > 0;
+    };
+    auto has_cpus = [&](int n) {
+      return n < static_cast<int>(node_cpus.size()) && !node_cpus[n].empty();
+    };
+    // MAX_NUMNODES only has to exceed any node_load, which stays below nr_nodes.
+    const long max_numnodes = static_cast<long>(nr_nodes) + 1;
+    std::vector<long> node_load(static_cast<std::size_t>(nr_nodes), 0);
+    std::vector<std::vector<int>> lists;
+    for (int local = 0; local < nr_nodes; ++local) {
+      std::vector<int> order{local};
+      std::vector<bool> used(static_cast<std::size_t>(nr_nodes), false);
+      used[static_cast<std::size_t>(local)] = true;
+      int prev = local;
+      for (;;) {
+        int best = -1;
+        long min_val = 0;
+        for (int n = 0; n < nr_nodes; ++n) {
+          if (used[static_cast<std::size_t>(n)] || !has_memory(n)) continue;
+          long val = dist(local, n) + (n < local ? 1 : 0) + (has_cpus(n) ? 1 : 0);
+          val = val * max_numnodes + node_load[static_cast<std::size_t>(n)];
+          if (best < 0 || val < min_val) {
+            min_val = val;
+            best = n;
+          }
+        }
+        if (best < 0) break;
+        used[static_cast<std::size_t>(best)] = true;
+        if (dist(local, best) != dist(local, prev)) ++node_load[static_cast<std::size_t>(best)];
+        order.push_back(best);
+        prev = best;
+      }
+      // Memoryless nodes have no zones in any zonelist; keep them at the end so that every node
+      // appears once (page allocation finds nothing there).
+      for (int n = 0; n < nr_nodes; ++n)
+        if (!used[static_cast<std::size_t>(n)]) order.push_back(n);
+      lists.push_back(std::move(order));
+    }
+    return lists;
   }
   // numa_mem_id() of a CPU on `node`: the node itself, or for a memoryless node the nearest node
   // with memory (local_memory_node(): the first with memory in fallback order).
