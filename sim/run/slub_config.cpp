@@ -139,7 +139,7 @@ slub::Numa numa_of(const Machine& m) {
   n.nr_nodes = m.nr_nodes;
   n.cpu_node = m.cpu_node;
   for (auto b : m.node_memory_bytes) n.node_pages.push_back(b >> slub::kPageShift);
-  for (int a = 0; a < m.nr_nodes; ++a) n.fallback.push_back(m.nodes_by_distance(a));
+  n.fallback = m.zonelists();
   // A CPU of node a loading memory of node b: local when b's memory is on a's socket (a node
   // interleaved over sockets, NPS0, counts as local: half its lines are).
   n.memory_latency.assign(m.nr_nodes, std::vector<Time>(m.nr_nodes, 0));
