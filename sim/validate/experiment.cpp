@@ -188,7 +188,7 @@ ExperimentCell parse_cell(const JsonView& v) {
 }
 
 ExperimentFit parse_fit(const JsonView& v) {
-  only_keys(v, {"parameters", "variant", "nr_task", "metric", "published", "note"});
+  only_keys(v, {"parameters", "variant", "nr_task", "metric", "published", "note", "cross_check"});
   ExperimentFit f;
   f.parameters = string_list(v.at("parameters"));
   if (f.parameters.empty()) v.at("parameters").fail("must name at least one workload parameter");
@@ -200,6 +200,14 @@ ExperimentFit parse_fit(const JsonView& v) {
   f.metric = nonempty_str(v.at("metric"));
   f.published = v.at("published").positive_number();
   if (auto n = v.find("note")) f.note = n->str();
+  if (auto cc = v.find("cross_check")) {
+    if (!f.pin()) cc->fail("belongs to a pin (a fit on why.<N>.spin.percent): a throughput fit needs no second derivation");
+    for (std::size_t i = 0; i < cc->size(); ++i) {
+      auto c = cc->at(i);
+      only_keys(c, {"experiment", "topology", "note"});
+      f.cross_check.push_back({nonempty_str(c.at("experiment")), nonempty_str(c.at("topology")), nonempty_str(c.at("note"))});
+    }
+  }
   return f;
 }
 

@@ -42,6 +42,13 @@ struct ExperimentVariant {
 // on throughput: the one test every part of validate uses.
 inline bool is_pin_metric(const std::string& metric) { return metric.rfind("why.", 0) == 0; }
 
+// A second derivation printed beside a pin (VALIDATION.md): another experiment's calibration fit
+// of the same workload parameters on a machine whose hardware stands in for this one's.
+struct FitCrossCheck {
+  std::string experiment, topology;
+  std::string note;  // why that fit is a derivation from hardware facts, and what it is not
+};
+
 struct ExperimentFit {
   std::vector<std::string> parameters;  // workload $parameters scaled together
   std::string variant;
@@ -49,6 +56,7 @@ struct ExperimentFit {
   std::string metric;
   double published = 0;
   std::string note;
+  std::vector<FitCrossCheck> cross_check;  // pins only
   // A pin (VALIDATION.md): fitted on a profile share of the baseline (why.<N>.spin.percent) at the
   // task count where it was published, for a table that publishes no absolute value.
   bool pin() const { return is_pin_metric(metric); }

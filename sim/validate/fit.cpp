@@ -34,6 +34,12 @@ double round_scale(double s) {
 
 }  // namespace
 
+double Fit::nonslab_ns() const {
+  double sum = 0;
+  for (const auto& [name, v] : parameters) sum += v;
+  return sum;
+}
+
 std::vector<std::string> Fit::sets() const {
   std::vector<std::string> out;
   for (const auto& [name, value] : parameters) out.push_back(fmt::format("workload.parameters.{}={}", name, value));
@@ -105,6 +111,22 @@ Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string
   const auto* v = e.variant(f.variant);
   if (!v || !v->baseline) on.at("variant").fail("is not the experiment's baseline variant");
   if (f.kernel != v->kernel) on.at("kernel").fail(fmt::format("is '{}', not '{}'", f.kernel, v->kernel) + stale);
+  for (std::size_t i = 0; i < want.cross_check.size(); ++i) {
+    const FitCrossCheck& c = want.cross_check[i];
+    const std::string field = fmt::format("fit.cross_check[{}]", i);
+    std::string other = fit_path(fits_dir, c.experiment, c.topology);
+    if (!is_file(other))
+      throw ConfigError(e.file, field, fmt::format("no fit file {}: run 'slubsim validate --calibrate --only {}' first",
+                                                   other, c.experiment));
+    Fit o = read_fit(load_json_file(other), other, c.experiment, c.topology);
+    std::set<std::string> theirs;
+    for (const auto& [name, v] : o.parameters) theirs.insert(name);
+    if (theirs != names)
+      throw ConfigError(e.file, field, fmt::format("{} fits other workload parameters than this pin: its non-slab "
+                                                   "time would not compare", other));
+    f.cross_checks.push_back({fs::path(other).filename().string(), o.nonslab_ns(), o.nonslab_ns() / f.nonslab_ns(),
+                              c.note});
+  }
   return f;
 }
 

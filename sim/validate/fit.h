@@ -12,6 +12,15 @@
 
 namespace slubsim {
 
+// A pin's second derivation: another machine's fit of the same parameters, its non-slab time per
+// operation (the parameters' sum) and its ratio to the pin's.
+struct CrossCheckPoint {
+  std::string file;  // the other fit's file name
+  double nonslab_ns = 0;
+  double ratio = 0;  // nonslab_ns / the pin's
+  std::string note;
+};
+
 struct Fit {
   std::string file;
   std::string experiment, topology;
@@ -26,8 +35,11 @@ struct Fit {
   int simulations = 0;
   bool converged = false;
 
+  std::vector<CrossCheckPoint> cross_checks;  // a pin's, from its experiment's fit.cross_check
+
   // --set workload.parameters.NAME=VALUE for every parameter.
   std::vector<std::string> sets() const;
+  double nonslab_ns() const;  // the parameters' sum: the non-slab time of one operation
 };
 
 std::string fit_path(const std::string& fits_dir, const std::string& id, const std::string& topology);

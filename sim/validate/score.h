@@ -7,6 +7,7 @@
 
 #include "sim/config/config.h"
 #include "sim/validate/experiment.h"
+#include "sim/validate/fit.h"
 
 namespace slubsim {
 
@@ -51,6 +52,8 @@ struct FitPoint {
   int nr_task = 0;
   double published = 0, simulated = 0;
   double scale = 1;
+  double nonslab_ns = 0;                      // the fitted parameters' sum
+  std::vector<CrossCheckPoint> cross_checks;  // a pin's second derivations
   std::optional<double> error_pct() const { return delta_pct(published, simulated); }
 };
 

@@ -238,6 +238,28 @@ std::string what_if(const std::vector<std::string>& sets) {
   return out;
 }
 
+// VALIDATION.md: a pin is printed with a second derivation from hardware facts beside it, and
+// when the two are more than 2x apart the scoreboard says what that implies.
+constexpr double kCrossCheckApart = 2.0;
+std::string cross_check_text(const FitPoint& f) {
+  std::string out = fmt::format("Second derivation from hardware facts: the pin gives {:.0f} ns of non-slab time per "
+                                "operation;",
+                                f.nonslab_ns);
+  bool apart = false;
+  for (std::size_t i = 0; i < f.cross_checks.size(); ++i) {
+    const auto& c = f.cross_checks[i];
+    out += fmt::format("{} `{}` gives {:.0f} ns ({:.2f}x the pin's: {})", i ? ";" : "", c.file, c.nonslab_ns, c.ratio,
+                       md_escape(c.note));
+    if (c.ratio > kCrossCheckApart || c.ratio < 1 / kCrossCheckApart) apart = true;
+  }
+  out += ".";
+  if (apart)
+    out += " More than 2x apart from at least one of them: with the model's slab and lock costs, this machine must run "
+           "the workload's non-slab part that much faster or slower than that fit's machine to show the pinned "
+           "observable, or the model prices the slab side of one of the two machines wrongly.";
+  return out + "\n\n";
+}
+
 std::string fit_text(const FitPoint& f) {
   return fmt::format("in-sample ({}): {} {} at {} tasks: published {}, simulated {} ({}), scale {}",
                      is_pin_metric(f.metric) ? "pinned" : "fitted", f.variant, f.metric, f.nr_task,
@@ -392,15 +414,17 @@ std::string scoreboard_markdown(const Scoreboard& b) {
                          es.topologies.size() > 1 ? (ti == es.best ? " (best fit)" : " (not the best fit)") : "");
       if (!t.note.empty()) out += fmt::format("Note: {}\n\n", md_escape(t.note));
       out += fmt::format("Tasks: {}. {}\n\n", fmt::join(t.nr_task, ", "), totals_line(t.totals));
-      if (t.fit)
+      if (t.fit) {
         out += fmt::format("In-sample ({}): {} `{}` at {} tasks — published {}, simulated {} ({}); scale {} "
                            "(`{}`).\n\n",
                            is_pin_metric(t.fit->metric) ? "pinned" : "fitted", t.fit->variant, t.fit->metric, t.fit->nr_task, value(t.fit->published),
                            value(t.fit->simulated), pct(t.fit->error_pct()), t.fit->scale, t.fit->fit_file);
-      else if (!t.borrowed.empty())
+        if (!t.fit->cross_checks.empty()) out += cross_check_text(*t.fit);
+      } else if (!t.borrowed.empty()) {
         out += fmt::format("In-sample (fitted): none — {}.\n\n", md_escape(t.borrowed));
-      else
+      } else {
         out += "In-sample (fitted): none — no class-4 fit (see the experiment's notes).\n\n";
+      }
       out += "| metric | baseline → test | published | published Δ | simulated | simulated Δ | error (pp) | agree |\n"
              "|---|---|---|---|---|---|---|---|\n";
       for (const auto& c : t.cells) {
@@ -482,6 +506,14 @@ json scoreboard_json(const Scoreboard& b) {
         f["error_pct"] = num_or_null(t.fit->error_pct(), 3);
         f["scale"] = t.fit->scale;
         f["file"] = t.fit->fit_file;
+        if (!t.fit->cross_checks.empty()) {
+          f["nonslab_ns"] = num_or_null(t.fit->nonslab_ns, 1);
+          json cc = json::array();
+          for (const auto& c : t.fit->cross_checks)
+            cc.push_back({{"file", c.file}, {"nonslab_ns", num_or_null(c.nonslab_ns, 1)}, {"ratio", num_or_null(c.ratio, 2)},
+                          {"note", c.note}});
+          f["cross_checks"] = cc;
+        }
         tj["in_sample"] = f;
       } else {
         tj["in_sample"] = nullptr;

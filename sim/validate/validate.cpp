@@ -346,6 +346,8 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       f.simulated = metric_value(*b, e.fit->metric);
       f.scale = fits[ti]->scale;
       f.fit_file = fs::path(fits[ti]->file).filename().string();
+      f.nonslab_ns = fits[ti]->nonslab_ns();
+      f.cross_checks = fits[ti]->cross_checks;
       t.fit = f;
     }
     s.topologies.push_back(std::move(t));

@@ -182,4 +182,42 @@ PY
 grep -q "^In-sample (pinned): base .why.8.spin.percent. at 8 tasks" "$tmp/pin/scoreboard.md" || fail "pin: in-sample line"
 grep -q "(baseline state: the pin's, in-sample)" "$tmp/pin/scoreboard.md" || fail "pin: profile label"
 
+# The pin's second derivation (VALIDATION.md): another machine's fit of the same parameters is
+# printed beside it with its ratio, and more than 2x apart says so. A cross-check whose fit file
+# is missing is bad input (exit 2, the field named), and a throughput fit may not have one.
+mkdir -p "$tmp/ccexp"
+python3 - "$tmp/pinfits/tiny-pin.small-2s-8c.json" "$data/experiments-pin/tiny-pin.json" "$tmp" <<'PY' || fail "cross-check set-up"
+import json, sys
+fit = json.load(open(sys.argv[1]))
+fit["experiment"] = "other-box"
+fit["parameters"] = {k: v * 3 for k, v in fit["parameters"].items()}
+json.dump(fit, open(sys.argv[3] + "/pinfits/other-box.small-2s-8c.json", "w"))
+e = json.load(open(sys.argv[2]))
+e["fit"]["cross_check"] = [{"experiment": "other-box", "topology": "small-2s-8c", "note": "a made-up slower machine"}]
+json.dump(e, open(sys.argv[3] + "/ccexp/tiny-pin.json", "w"))
+e["fit"]["cross_check"][0]["experiment"] = "no-such-fit"
+json.dump(e, open(sys.argv[3] + "/ccexp-missing.json", "w"))
+e["fit"]["metric"] = "will-it-scale.8.processes"
+json.dump(e, open(sys.argv[3] + "/ccexp-notpin.json", "w"))
+PY
+"$bin" validate --experiments "$tmp/ccexp" --fits "$tmp/pinfits" --out "$tmp/cc" --quiet >/dev/null \
+  || fail "validate with a cross-check"
+grep -q "^Second derivation from hardware facts: the pin gives .* ns of non-slab time per operation; .other-box.small-2s-8c.json. gives .* (3.00x the pin's: a made-up slower machine). More than 2x apart" \
+  "$tmp/cc/scoreboard.md" || fail "cross-check line: $(grep -i 'second derivation' "$tmp/cc/scoreboard.md")"
+python3 - "$tmp/cc/scoreboard.json" <<'PY' || fail "cross-check in scoreboard.json"
+import json, sys
+f = json.load(open(sys.argv[1]))["experiments"][0]["topologies"][0]["in_sample"]
+c = f["cross_checks"][0]
+assert c["file"] == "other-box.small-2s-8c.json" and c["ratio"] == 3.0, c
+assert abs(c["nonslab_ns"] - 3 * f["nonslab_ns"]) < 1, (c, f["nonslab_ns"])
+PY
+for bad in missing notpin; do
+  rm -rf "$tmp/ccbad" && mkdir -p "$tmp/ccbad" && cp "$tmp/ccexp-$bad.json" "$tmp/ccbad/tiny-pin.json"
+  "$bin" validate --experiments "$tmp/ccbad" --fits "$tmp/pinfits" --out "$tmp/ccbad-out" --quiet >/dev/null 2>"$tmp/ccbad.err"
+  rc=$?
+  [ "$rc" = 2 ] || fail "cross-check $bad: exit $rc, want 2"
+  grep -q "cross_check" "$tmp/ccbad.err" || fail "cross-check $bad: message does not name the field: $(cat "$tmp/ccbad.err")"
+  [ ! -e "$tmp/ccbad-out/scoreboard.md" ] || fail "cross-check $bad: wrote a scoreboard"
+done
+
 echo "e2e.validate: all checks passed"
