@@ -7,6 +7,7 @@
 //   alloc  {cache, pool, count, node, to}           kmem_cache_alloc(_node) into a pool
 //   free   {cache, pool, count, keep}               kmem_cache_free of the pool's oldest objects,
 //                                                   leaving at least `keep` in the pool
+//   (alloc, free, kfree_rcu and call_rcu take `each_ns`: work per object, e.g. a recv per packet)
 //   alloc_bulk / free_bulk {cache, pool, count}     kmem_cache_alloc_bulk / kmem_cache_free_bulk
 //   kfree_rcu {cache, pool, count, keep}            kfree_rcu of the pool's oldest objects
 //   call_rcu {cache, pool, count, keep}             call_rcu per object, whose callback does
@@ -20,8 +21,12 @@
 //   global one for the machine, homed on node 0
 //   mm     one per address space: per task in process mode, one for all in thread mode
 //   task   private to each task
-// Object pools are FIFO queues of allocated objects with the same scopes; `to: next-node` puts
-// objects into the pool of the next node, so they are freed by CPUs of another node.
+// Object pools are FIFO queues of allocated objects with the same scopes. An allocation's `to`
+// says whose instance receives the objects: its own (default), the next node's (`next-node`, so
+// CPUs of another node free them), every task's of its group (`every-task`: a packet cloned to
+// every socket that matches it) or the next task's of its group in turn (`round-robin`: messages
+// to each receiver in turn). The last two are hand-offs between specific tasks: a task's pool
+// that others put objects into is a shared cache line (a socket's receive queue).
 #pragma once
 #include <string>
 #include <vector>
@@ -32,6 +37,7 @@ namespace slubsim {
 
 enum class Scope { Node, Global, Mm, Task };
 enum class LockKind { Spinlock, Rwsem };
+enum class Dest { Own, NextNode, EveryTask, RoundRobin };
 enum class StepOp { Work, Touch, Lock, Alloc, Free, AllocBulk, FreeBulk, KfreeRcu, CallRcu, Prefill, AllocFromSheaf, ReturnSheaf };
 
 struct Step {
@@ -48,13 +54,42 @@ struct Step {
   int count = 1;             // objects per step
   int keep = 0;              // free: leave at least this many objects in the pool
   int node = -1;             // alloc: kmem_cache_alloc_node target, -1 = NUMA_NO_NODE, -2 = local
-  bool to_next_node = false; // alloc: into the next node's pool instance
+  Dest to = Dest::Own;       // alloc: whose pool instance receives the objects
+  Time each_ns = 0;          // alloc / free: CPU-private work per object moved (a recv per packet)
+  bool count_own = false;    // free: one operation per object this task itself put in the pool
   std::vector<std::string> kernels;  // only in these kernel presets (empty: all)
 };
 
 struct PoolDecl {
   std::string name;
   Scope scope = Scope::Task;
+  bool handoff = false;  // a step puts objects into other tasks' instances (every-task, round-robin)
+  // The most objects an instance holds (0: no limit). A hand-off into a full instance frees its
+  // objects at once on the allocating CPU: a packet dropped at a full receive queue
+  // (sock_queue_rcv_skb against sk_rcvbuf, kfree_skb in the sender's softirq).
+  int limit = 0;
+  // What a hand-off into a full instance does: drop (allocate, then free at once: raw_v4_input
+  // clones before sock_queue_rcv_skb's check in 6.6), skip (allocate nothing: packet_rcv checks
+  // sk_rcvbuf before cloning), or block (allocate nothing and end the role's turn after this
+  // iteration: an AF_UNIX writer over its sndbuf sleeps in sock_alloc_send_pskb).
+  enum class Full { Drop, Skip, Block } full = Full::Drop;
+};
+
+// One of the processes that share a task's CPU (stress-ng's client and server, a hackbench
+// sender and receiver). A program with roles runs them in turn, as the scheduler time-shares
+// runnable processes on a CPU: a role runs iterations of its steps until its slice is used up or
+// it would block (`wait`: its own instance of that pool is empty, a reader with nothing to read),
+// and the CPU then switches to the next role (Program::switch_ns).
+struct Role {
+  std::string name;
+  int ops_per_iteration = 0;  // counted per iteration, besides a free step's count_own objects
+  int wait_pool = -1;
+  // The role acts for the instance of task (task + instance) mod nr_task: its count_own frees
+  // count the objects that task put in. An instance's two processes are both runnable all the
+  // time, so the scheduler runs them on different CPUs; roles of one task then belong to
+  // different instances.
+  int instance = 0;
+  std::vector<Step> steps;
 };
 
 struct LockDecl {
@@ -89,11 +124,32 @@ struct Program {
   std::vector<PoolDecl> pools;
   std::vector<std::string> caches;      // cache names the steps use
   std::vector<std::string> cache_paths; // where each is first named in the file (for errors)
-  std::vector<Step> steps;
+  std::vector<Step> steps;       // without roles: the one loop every task runs
+  std::vector<Role> roles;       // with roles: the processes each task's CPU time-shares
+  Time slice = 0;                // with roles: a role's turn on the CPU (the scheduler's slice)
+  Time switch_ns = 0;            // with roles: the CPU's cost of switching between them
+  int groups = 1;                // every-task and round-robin hand-offs stay in the task's group
   std::vector<ProgramParameter> parameters;
 };
 
+// Every step list of a program: its loop, or each role's.
+std::vector<const std::vector<Step>*> step_lists(const Program& p);
+
 enum class Mode { Process, Thread };
+
+// The tasks of task `t`'s group when `nr_task` tasks form `groups` contiguous groups:
+// [first, last). Group g holds tasks ceil(g * n / G) .. ceil((g + 1) * n / G) - 1.
+struct TaskGroup {
+  int first = 0, last = 0;
+};
+inline TaskGroup task_group(int t, int nr_task, int groups) {
+  const int g = groups <= 1 ? 0 : static_cast<int>(static_cast<long long>(t) * groups / nr_task);
+  const int G = groups <= 1 ? 1 : groups;
+  auto edge = [&](int k) { return static_cast<int>((static_cast<long long>(k) * nr_task + G - 1) / G); };
+  TaskGroup r{edge(g), edge(g + 1)};
+  if (t < r.first || t >= r.last) r = {t, t + 1};  // more groups than tasks: alone
+  return r;
+}
 
 // The program as a given kernel preset runs it: steps limited to other kernels removed.
 Program select_kernel(const Program& p, const std::string& kernel);
@@ -109,6 +165,8 @@ inline bool takes_from_its_pool(const Step& s) {
 
 // True if a step of `steps` (lock bodies included) allocates into pool `pool`.
 bool fills_pool(const std::vector<Step>& steps, int pool);
+// True if a step of any of the program's step lists does.
+bool program_fills_pool(const Program& p, int pool);
 // The first pool a step frees from (free, free_bulk, kfree_rcu, call_rcu) that no step fills, or
 // -1. Such a free frees nothing, forever: an iteration of the program would take no time.
 int unfilled_pool(const Program& p);

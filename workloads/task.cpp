@@ -58,12 +58,89 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b);
 
 // Take up to `count` of the pool's oldest objects, leaving `keep`, into objs. A shared pool is
 // one access for the whole step (a batched dequeue), which the caller makes first.
-void take_from_pool(const Step& s, Pool& pool, std::vector<void*>& objs) {
+void take_from_pool(const Step& s, Pool& pool, std::vector<void*>& objs, TaskBinding& b) {
   objs.clear();
   while (objs.size() < static_cast<std::size_t>(s.count) &&
          pool.objects.size() > static_cast<std::size_t>(s.keep)) {
-    objs.push_back(pool.objects.front());
-    pool.objects.pop_front();
+    bool own = false;
+    objs.push_back(pool.pop(b.instance, &own));
+    if (own && s.count_own) ++b.own_taken;
+  }
+}
+
+// The pool instance an allocation step puts its objects into when it names one (own, next-node).
+Pool& dest_pool(const Step& s, TaskBinding& b) {
+  return s.to == Dest::NextNode ? *b.next_pools[s.pool] : *b.pools[s.pool];
+}
+
+// Put objs into pool: a shared pool takes the step's objects in one access (a batched enqueue).
+// Objects past a full pool's limit are returned in *dropped (the caller frees them).
+Co<void> put_in_pool(Exec& e, Pool& pool, void* const* objs, std::size_t n, int from_task,
+                     std::size_t* dropped) {
+  *dropped = 0;
+  if (pool.shared && n) co_await e.write(pool.line);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pool.limit && pool.objects.size() >= pool.limit) {
+      *dropped = n - i;
+      break;
+    }
+    pool.push(objs[i], from_task);
+  }
+}
+
+// Allocate `count` objects for each target of a hand-off step and put them in that task's
+// instance: every task of the group (a packet cloned for each matching socket, starting with
+// the allocating task's own), or the group's next task in turn (a message to each receiver).
+Co<void> alloc_handoff(Exec& e, const Step& s, TaskBinding& b) {
+  slub::KmemCache& cache = *b.caches[s.cache];
+  const std::vector<Pool*>& targets = *b.task_pools[s.pool];
+  const TaskGroup g = task_group(b.task, b.nr_task, b.groups);
+  const int size = g.last - g.first;
+  int from = b.task - g.first, n = size;
+  if (s.to == Dest::RoundRobin) {
+    int& next = b.round_robin[s.pool];
+    from = next % size;
+    next = (from + 1) % size;
+    n = 1;
+  }
+  std::vector<void*>& got = b.scratch;
+  for (int k = 0; k < n; ++k) {
+    Pool& pool = *targets[static_cast<std::size_t>(g.first + (from + k) % size)];
+    if (pool.limit && pool.full != PoolDecl::Full::Drop) {
+      // The receiver's queue is checked before anything is allocated.
+      if (pool.shared) co_await e.read(pool.line);
+      if (pool.full_now()) {
+        if (pool.full == PoolDecl::Full::Block) {
+          b.blocked = true;
+          if (s.to == Dest::RoundRobin) b.round_robin[s.pool] = from;  // the same receiver next time
+        }
+        continue;
+      }
+    }
+    got.assign(static_cast<std::size_t>(s.count), nullptr);
+    std::size_t made = 0;
+    if (s.op == StepOp::AllocBulk) {
+      made = co_await b.slub->alloc_bulk(e, cache, got.size(), got.data());
+      if (made == 0) ++b.alloc_failures;
+    } else {
+      for (int i = 0; i < s.count; ++i) {
+        void* obj = b.slub->alloc_fast(e, cache, -1);
+        if (!obj) obj = co_await b.slub->alloc(e, cache, -1);
+        if (obj) got[made++] = obj;
+        else ++b.alloc_failures;
+      }
+    }
+    if (s.each_ns) e.spend(s.each_ns * static_cast<Time>(made));
+    b.count(e, s.cache, TaskBinding::kAlloc, made);
+    std::size_t dropped = 0;
+    co_await put_in_pool(e, pool, got.data(), made, b.task, &dropped);
+    // A full receive queue: the clone is freed at once, on this CPU (kfree_skb in softirq).
+    if (dropped) {
+      b.count(e, s.cache, TaskBinding::kFree, dropped);
+      b.dropped += dropped;
+      for (std::size_t i = made - dropped; i < made; ++i)
+        if (!b.slub->free_fast(e, cache, got[i])) co_await b.slub->free(e, cache, got[i]);
+    }
   }
 }
 
@@ -77,7 +154,7 @@ Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
       if (!sheaf) ++b.alloc_failures;
       break;
     case StepOp::AllocFromSheaf: {
-      Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+      Pool& pool = dest_pool(s, b);
       std::vector<void*>& got = b.scratch;
       got.clear();
       for (int i = 0; i < s.count && sheaf; ++i) {
@@ -90,7 +167,7 @@ Co<void> prefilled(Exec& e, const Step& s, TaskBinding& b) {
       }
       b.count(e, s.cache, TaskBinding::kAlloc, got.size());
       if (pool.shared && !got.empty()) co_await e.write(pool.line);
-      for (void* obj : got) pool.objects.push_back(obj);
+      for (void* obj : got) pool.push(obj, b.task);
       break;
     }
     case StepOp::ReturnSheaf:
@@ -107,20 +184,24 @@ Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
   std::vector<void*>& objs = b.scratch;
   objs.assign(static_cast<std::size_t>(s.count), nullptr);
   if (s.op == StepOp::AllocBulk) {
-    Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+    if (s.to == Dest::EveryTask || s.to == Dest::RoundRobin) {
+      co_await alloc_handoff(e, s, b);
+      co_return;
+    }
+    Pool& pool = dest_pool(s, b);
     std::size_t got = co_await b.slub->alloc_bulk(e, cache, objs.size(), objs.data());
     if (got == 0) ++b.alloc_failures;
     b.count(e, s.cache, TaskBinding::kAlloc, got);
     if (pool.shared && got) co_await e.write(pool.line);
-    for (std::size_t i = 0; i < got; ++i) pool.objects.push_back(objs[i]);
+    for (std::size_t i = 0; i < got; ++i) pool.push(objs[i], b.task);
   } else {
     Pool& pool = *b.pools[s.pool];
     if (pool.shared) co_await e.write(pool.line);
     std::size_t avail = pool.objects.size() > static_cast<std::size_t>(s.keep) ? pool.objects.size() - s.keep : 0;
     std::size_t n = std::min(objs.size(), avail);
     for (std::size_t i = 0; i < n; ++i) {
-      objs[i] = pool.objects.front();
-      pool.objects.pop_front();
+      bool own = false;
+      objs[i] = pool.pop(b.task, &own);
     }
     b.count(e, s.cache, TaskBinding::kFree, n);
     if (n) co_await b.slub->free_bulk(e, cache, n, objs.data());
@@ -164,8 +245,12 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         break;
       }
       case StepOp::Alloc: {
+        if (s.to == Dest::EveryTask || s.to == Dest::RoundRobin) {
+          co_await alloc_handoff(e, s, b);
+          break;
+        }
         slub::KmemCache& cache = *b.caches[s.cache];
-        Pool& pool = s.to_next_node ? *b.next_pools[s.pool] : *b.pools[s.pool];
+        Pool& pool = dest_pool(s, b);
         const int node = s.node == -2 ? e.node() : s.node;
         std::vector<void*>& got = b.scratch;
         got.clear();
@@ -175,10 +260,11 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
           if (obj) got.push_back(obj);
           else ++b.alloc_failures;
         }
+        if (s.each_ns) e.spend(s.each_ns * static_cast<Time>(got.size()));
         b.count(e, s.cache, TaskBinding::kAlloc, got.size());
         // The step's objects enter the pool in one access (a batched enqueue).
         if (pool.shared && !got.empty()) co_await e.write(pool.line);
-        for (void* obj : got) pool.objects.push_back(obj);
+        for (void* obj : got) pool.push(obj, b.task);
         break;
       }
       case StepOp::Free:
@@ -188,8 +274,9 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         Pool& pool = *b.pools[s.pool];
         std::vector<void*>& objs = b.scratch;
         if (pool.shared) co_await e.write(pool.line);
-        take_from_pool(s, pool, objs);
+        take_from_pool(s, pool, objs, b);
         b.count(e, s.cache, s.op == StepOp::Free ? TaskBinding::kFree : TaskBinding::kKfreeRcu, objs.size());
+        if (s.each_ns) e.spend(s.each_ns * static_cast<Time>(objs.size()));
         for (void* obj : objs) {
           if (s.op == StepOp::Free) {
             if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
@@ -240,7 +327,11 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
       auto it = made.find(key);
       if (it == made.end()) {
         auto pool = std::make_unique<Pool>();
-        pool->shared = decl.scope != Scope::Task && !(decl.scope == Scope::Mm && mode == Mode::Process);
+        pool->tagged = decl.handoff;
+        pool->limit = static_cast<std::size_t>(decl.limit);
+        pool->full = decl.full;
+        pool->shared = decl.handoff ||
+                       (decl.scope != Scope::Task && !(decl.scope == Scope::Mm && mode == Mode::Process));
         if (pool->shared)
           pool->line = shared.new_line("pool", home_node(decl.scope, key, task_node[0]));
         bound.pools.push_back(std::move(pool));
@@ -254,6 +345,22 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
       out[t].next_pools.push_back(decl.scope == Scope::Node ? instance((task_node[t] + 1) % nr_nodes)
                                                             : instance(key));
     }
+    const std::vector<Pool*>* by_task = nullptr;
+    if (decl.handoff) {
+      bound.by_task.push_back(std::make_unique<std::vector<Pool*>>());
+      for (auto& t : out) bound.by_task.back()->push_back(t.pools.back());
+      by_task = bound.by_task.back().get();
+    }
+    for (auto& t : out) {
+      t.task_pools.push_back(by_task);
+      t.round_robin.push_back(0);
+    }
+  }
+  for (std::size_t t = 0; t < out.size(); ++t) {
+    out[t].task = static_cast<int>(t);
+    out[t].nr_task = static_cast<int>(out.size());
+    out[t].groups = p.groups;
+    out[t].instance = static_cast<int>(t);
   }
   bound.object_ops = std::make_unique<std::vector<Ledger<ObjectOps>>>(p.caches.size());
   for (auto& t : out) {
@@ -269,7 +376,59 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
   return bound;
 }
 
+namespace {
+
+[[noreturn]] void stalled_program(int stalled, int cpu) {
+  throw StalledProgram(fmt::format(
+      "an iteration of the program takes no simulated time ({} in a row on CPU {}): the run could never "
+      "end. Every iteration needs work, an access or an allocator call that happens (a free from an "
+      "empty pool does nothing)",
+      stalled, cpu));
+}
+
+// The roles of a program time-share the task's CPU (Program::roles): each runs iterations until
+// its slice is used up or it would wait on an empty pool, then the next role gets the CPU. The
+// CPU switches at iteration boundaries only, where a process would reach schedule() (a blocking
+// recv, or the tick finding its slice used up: kernel/sched/fair.c update_curr / resched_curr).
+Co<void> run_roles(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
+  const int n = static_cast<int>(p.roles.size());
+  int r = 0, stalled = 0;
+  Time turn_began = exec.now();
+  while (exec.now() < stop) {
+    const Role& role = p.roles[static_cast<std::size_t>(r)];
+    bool waits = false;
+    if (role.wait_pool >= 0) {
+      Pool& pool = *b.pools[static_cast<std::size_t>(role.wait_pool)];
+      if (pool.shared) co_await exec.read(pool.line);
+      waits = pool.objects.empty();
+    }
+    if (!waits) {
+      const Time before = exec.now();
+      b.own_taken = 0;
+      b.blocked = false;
+      b.instance = (b.task + role.instance) % b.nr_task;
+      co_await run_steps(exec, role.steps, b);
+      if (exec.now() != before) stalled = 0;
+      else if (++stalled == kMaxStalledIterations) stalled_program(stalled, exec.cpu());
+      const std::uint64_t ops = static_cast<std::uint64_t>(role.ops_per_iteration) + b.own_taken;
+      if (ops) b.counter.add(exec.now(), ops);
+      if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);
+    }
+    if (waits || b.blocked || exec.now() - turn_began >= p.slice) {
+      r = (r + 1) % n;
+      exec.spend(p.switch_ns);
+      turn_began = exec.now();
+    }
+  }
+}
+
+}  // namespace
+
 Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
+  if (!p.roles.empty()) {
+    co_await run_roles(exec, p, b, stop);
+    co_return;
+  }
   int stalled = 0;  // iterations in a row that took no simulated time
   while (exec.now() < stop) {
     const Time before = exec.now();
@@ -277,11 +436,7 @@ Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop
     if (exec.now() != before) {
       stalled = 0;
     } else if (++stalled == kMaxStalledIterations) {
-      throw StalledProgram(fmt::format(
-          "an iteration of the program takes no simulated time ({} in a row on CPU {}): the run could never "
-          "end. Every iteration needs work, an access or an allocator call that happens (a free from an "
-          "empty pool does nothing)",
-          stalled, exec.cpu()));
+      stalled_program(stalled, exec.cpu());
     }
     b.counter.add(exec.now(), static_cast<std::uint64_t>(p.ops_per_iteration));
     // RCU callbacks whose grace period ended run in this CPU's softirq time.

@@ -75,6 +75,29 @@ struct Pool {
   ObjectFifo objects;
   LineId line;
   bool shared = false;
+  // A pool that takes hand-offs remembers which task put each object in (1 + task index), so a
+  // reader can count its own (stress-ng's server counts only its instance's packets).
+  bool tagged = false;
+  ObjectFifo senders;
+  std::size_t limit = 0;  // PoolDecl::limit
+  PoolDecl::Full full = PoolDecl::Full::Drop;
+  bool full_now() const { return limit && objects.size() >= limit; }
+  void push(void* obj, int from_task) {
+    objects.push_back(obj);
+    if (tagged) senders.push_back(reinterpret_cast<void*>(static_cast<std::uintptr_t>(from_task) + 1));
+  }
+  // The oldest object; *own is set if `task` put it in.
+  void* pop(int task, bool* own) {
+    void* obj = objects.front();
+    objects.pop_front();
+    if (tagged) {
+      *own = reinterpret_cast<std::uintptr_t>(senders.front()) == static_cast<std::uintptr_t>(task) + 1;
+      senders.pop_front();
+    } else {
+      *own = true;
+    }
+    return obj;
+  }
 };
 
 // Objects allocated, freed and kfree_rcu'd (TaskBinding::ObjectOp order).
@@ -92,6 +115,15 @@ struct TaskBinding {
   std::vector<std::uint32_t> lines;
   std::vector<Pool*> pools;          // own instance
   std::vector<Pool*> next_pools;     // the next node's instance (node-scoped pools)
+  // Every task's instance, by task index (task-scoped pools that take hand-offs; else null),
+  // and where each such pool's round-robin hand-off goes next (an offset in the task's group).
+  std::vector<const std::vector<Pool*>*> task_pools;
+  std::vector<int> round_robin;
+  int task = 0, nr_task = 1, groups = 1;
+  std::uint64_t own_taken = 0;  // objects of count_own frees this iteration
+  int instance = 0;             // the task whose objects count_own counts (Role::instance)
+  std::uint64_t dropped = 0;    // objects freed at once at a full pool (PoolDecl::limit)
+  bool blocked = false;         // a hand-off found its pool full (Full::Block): the turn ends
   std::vector<slub::KmemCache*> caches;  // by Program::caches index
   slub::Slub* slub = nullptr;
   std::vector<slub::Sheaf*> sheaves;     // a prefilled sheaf held per cache, or null
@@ -113,6 +145,8 @@ struct TaskBinding {
 // Every instance of a run's shared objects, and each task's binding to them.
 struct BoundProgram {
   std::vector<std::unique_ptr<Pool>> pools;
+  // Per pool declaration that takes hand-offs, its instance of each task (TaskBinding::task_pools).
+  std::vector<std::unique_ptr<std::vector<Pool*>>> by_task;
   // Per cache, all tasks (TaskBinding::object_ops points here; a heap block, so the binding's
   // pointer survives moving the BoundProgram).
   std::unique_ptr<std::vector<Ledger<ObjectOps>>> object_ops;

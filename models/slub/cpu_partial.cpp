@@ -251,6 +251,17 @@ class CpuPartial final : public Frontend {
     return fl;
   }
 
+  // A cmpxchg of the slab's freelist and counters from a snapshot (__slab_update_freelist): a
+  // load of the slab's line, then the exchange, which fails if the slab changed in between.
+  Co<bool> cmpxchg_slab(Exec& e, KmemCache& s, Slab* slab) {
+    co_await e.read(slab->line);
+    const auto seq = slab->seq;
+    co_await e.write(slab->line);
+    if (slab->seq == seq) co_return true;
+    s.stat(Stat::CMPXCHG_DOUBLE_FAIL);
+    co_return false;
+  }
+
   // freeze_slab (6.8+): one cmpxchg outside list_lock.
   Co<void*> freeze_slab(Exec& e, Slab* slab) {
     co_await e.write(slab->line);
@@ -269,15 +280,20 @@ class CpuPartial final : public Frontend {
     std::uint32_t extra = 0;
     for (Slab* slab = n.partial_head; slab;) {
       Slab* next = slab->next_node;
-      co_await slub_.remove_partial(e, n, slab);
       if (eager_) {
-        // acquire_slab: freeze it; the first one gives its freelist to the cpu.
-        co_await e.write(slab->line);
+        // acquire_slab (<= 6.7): snapshot freelist and counters, then cmpxchg them frozen. A
+        // lockless free into the slab between the two fails the cmpxchg: the slab stays listed
+        // and the scan stops (get_partial_node: "if (!t) break").
+        if (!(co_await cmpxchg_slab(e, s, slab))) break;
+        co_await slub_.remove_partial(e, n, slab);
+        // The first one gives its freelist to the cpu.
         if (!first) *freelist = take_freelist(slab, true);
         else {
           slab->frozen = true;
           ++slab->seq;
         }
+      } else {
+        co_await slub_.remove_partial(e, n, slab);
       }
       if (!first) {
         first = slab;
@@ -350,7 +366,10 @@ class CpuPartial final : public Frontend {
         co_await e.lock(n->list_lock);
       }
       if (eager_) {
-        co_await e.write(slab->line);  // unfreeze cmpxchg under list_lock
+        // __unfreeze_partials (<= 6.7): the unfreeze cmpxchg under list_lock, retried until no
+        // lockless free got in between its snapshot and the exchange.
+        while (!(co_await cmpxchg_slab(e, s, slab))) {
+        }
         slab->frozen = false;
         ++slab->seq;
       }

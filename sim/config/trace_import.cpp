@@ -387,7 +387,8 @@ int kmalloc_cache_for(std::uint32_t size, const std::vector<slub::CacheSpec>& ca
   int best = -1;
   for (std::size_t i = 0; i < caches.size(); ++i) {
     const auto& c = caches[i];
-    if (c.name.rfind("kmalloc-", 0) != 0 || c.object_size < size) continue;
+    // kmalloc-cg-* hold __GFP_ACCOUNT allocations only: a kmalloc by size is a plain one.
+    if (c.name.rfind("kmalloc-", 0) != 0 || c.name.rfind("kmalloc-cg-", 0) == 0 || c.object_size < size) continue;
     if (best < 0 || c.object_size < caches[static_cast<std::size_t>(best)].object_size) best = static_cast<int>(i);
   }
   return best;

@@ -1,6 +1,7 @@
 #include "sim/config/workload_json.h"
 
 #include <fmt/format.h>
+#include <functional>
 #include <map>
 
 namespace slubsim {
@@ -47,7 +48,9 @@ int pool_index(const JsonView& v, const Program& p) {
   v.fail(fmt::format("no pool named '{}' is declared", name));
 }
 
-void parse_object_step(const JsonView& v, Step& s, Program& p) {
+Time work_ns(const JsonView& v, const std::map<std::string, Time>& params);
+
+void parse_object_step(const JsonView& v, Step& s, Program& p, const std::map<std::string, Time>& params) {
   s.cache = cache_index(v.at("cache"), p);
   if (s.op == StepOp::Prefill || s.op == StepOp::ReturnSheaf) {
     if (auto c = v.find("count")) s.count = static_cast<int>(c->integer_in(1, 4096));
@@ -75,11 +78,27 @@ void parse_object_step(const JsonView& v, Step& s, Program& p) {
     auto t = to->str();
     if (t == "next-node") {
       if (p.pools[s.pool].scope != Scope::Node) to->fail("next-node needs a node-scoped pool");
-      s.to_next_node = true;
+      s.to = Dest::NextNode;
+    } else if (t == "every-task" || t == "round-robin") {
+      if (p.pools[s.pool].scope != Scope::Task) to->fail(fmt::format("{} needs a task-scoped pool", t));
+      if (s.op == StepOp::AllocFromSheaf) to->fail(fmt::format("{} takes alloc or alloc_bulk", t));
+      s.to = t == "every-task" ? Dest::EveryTask : Dest::RoundRobin;
+      p.pools[s.pool].handoff = true;
     } else if (t != "own") {
-      to->fail(fmt::format("unknown destination '{}' (own, next-node)", t));
+      to->fail(fmt::format("unknown destination '{}' (own, next-node, every-task, round-robin)", t));
     }
   }
+  if (auto e = v.find("each_ns")) {
+    if (s.op != StepOp::Alloc && s.op != StepOp::Free && s.op != StepOp::KfreeRcu && s.op != StepOp::CallRcu)
+      e->fail("only alloc, free, kfree_rcu and call_rcu take each_ns");
+    s.each_ns = work_ns(*e, params);
+  }
+  if (auto c = v.find("count_own")) {
+    if (s.op != StepOp::Free) c->fail("only free counts operations");
+    s.count_own = c->raw().is_boolean() && c->raw().get<bool>();
+    if (!c->raw().is_boolean()) c->fail("must be true or false");
+  }
+
 }
 
 // Named parameters of a program ("parameters": {"mmap_locked_ns": {"value", "source"}}), used
@@ -137,7 +156,7 @@ std::vector<Step> parse_steps(const JsonView& arr, Program& p, int depth,
       s.body = parse_steps(v.at("body"), p, depth + 1, params);
     } else if (auto it = kObjectOps.find(op); it != kObjectOps.end()) {
       s.op = it->second;
-      parse_object_step(v, s, p);
+      parse_object_step(v, s, p, params);
     } else {
       v.at("op").fail(fmt::format(
           "unknown op '{}' (work, touch, lock, alloc, free, alloc_bulk, free_bulk, kfree_rcu, call_rcu, "
@@ -158,7 +177,7 @@ void check_pools_filled(const JsonView& arr, const std::vector<Step>& steps, con
     const Step& s = steps[i];
     if (s.op == StepOp::Lock) check_pools_filled(arr.at(i).at("body"), s.body, p);
     if (!takes_from_its_pool(s)) continue;
-    if (!fills_pool(p.steps, s.pool))
+    if (!program_fills_pool(p, s.pool))
       arr.at(i).at("pool").fail(fmt::format(
           "frees from pool '{}', which no step of the program allocates into (add an alloc or alloc_bulk "
           "step with \"pool\": \"{}\")",
@@ -176,7 +195,6 @@ Program parse_workload(const json& doc, const std::string& file) {
   p.name = root.at("name").str();
   p.description = root.at("description").str();
   root.at("source").str();
-  p.ops_per_iteration = static_cast<int>(root.at("ops_per_iteration").integer_in(1, 1000000));
   if (auto locks = root.find("locks")) {
     for (const auto& name : locks->keys()) {
       auto v = locks->at(name);
@@ -195,6 +213,15 @@ Program parse_workload(const json& doc, const std::string& file) {
       PoolDecl d;
       d.name = name;
       d.scope = parse_scope(pools->at(name).at("scope"));
+      if (auto l = pools->at(name).find("limit")) d.limit = static_cast<int>(l->integer_in(1, 10000000));
+      if (auto f = pools->at(name).find("full")) {
+        if (!d.limit) f->fail("only a pool with a limit is ever full");
+        const std::string m = f->str();
+        if (m == "drop") d.full = PoolDecl::Full::Drop;
+        else if (m == "skip") d.full = PoolDecl::Full::Skip;
+        else if (m == "block") d.full = PoolDecl::Full::Block;
+        else f->fail(fmt::format("unknown mode '{}' (drop, skip, block)", m));
+      }
       p.pools.push_back(d);
     }
   }
@@ -206,8 +233,7 @@ Program parse_workload(const json& doc, const std::string& file) {
       p.lines.push_back(d);
     }
   }
-  auto program = root.at("program");
-  if (program.size() == 0) program.fail("a program needs at least one step");
+  if (auto g = root.find("groups")) p.groups = static_cast<int>(g->integer_in(1, 1000000));
   std::map<std::string, Time> params;
   if (auto ps = root.find("parameters"))
     for (const auto& name : ps->keys()) {
@@ -219,8 +245,64 @@ Program parse_workload(const json& doc, const std::string& file) {
       pp.placeholder = pp.source.rfind("placeholder", 0) == 0;
       p.parameters.push_back(pp);
     }
-  p.steps = parse_steps(program, p, 0, params);
-  check_pools_filled(program, p.steps, p);
+  if (auto roles = root.find("roles")) {
+    if (root.find("program")) root.at("program").fail("a workload has a program or roles, not both");
+    if (roles->keys().empty()) roles->fail("roles need at least one role");
+    p.ops_per_iteration = 0;
+    int counting = 0;
+    std::vector<JsonView> role_steps;
+    for (const auto& name : roles->keys()) {
+      auto v = roles->at(name);
+      Role r;
+      r.name = name;
+      r.ops_per_iteration = static_cast<int>(v.at("ops_per_iteration").integer_in(0, 1000000));
+      if (auto w = v.find("wait")) {
+        r.wait_pool = pool_index(*w, p);
+        if (p.pools[static_cast<std::size_t>(r.wait_pool)].scope != Scope::Task)
+          w->fail("a role waits on its own instance of a task-scoped pool");
+      }
+      if (auto in = v.find("instance")) r.instance = static_cast<int>(in->integer_in(0, 1000000));
+      auto steps = v.at("program");
+      if (steps.size() == 0) steps.fail("a role needs at least one step");
+      r.steps = parse_steps(steps, p, 0, params);
+      role_steps.push_back(steps);
+      for (const Step& st : r.steps) counting += st.count_own ? 1 : 0;
+      counting += r.ops_per_iteration > 0 ? 1 : 0;
+      p.roles.push_back(std::move(r));
+    }
+    if (counting == 0)
+      roles->fail("no role counts operations (ops_per_iteration > 0 or a free step with count_own)");
+    p.slice = work_ns(root.at("slice"), params);
+    if (p.slice <= 0) root.at("slice").fail("must be positive");
+    p.switch_ns = work_ns(root.at("switch_ns"), params);
+    if (p.switch_ns <= 0) root.at("switch_ns").fail("must be positive: a CPU whose roles all wait would switch forever at one instant");
+    for (std::size_t i = 0; i < p.roles.size(); ++i) check_pools_filled(role_steps[i], p.roles[i].steps, p);
+  } else {
+    p.ops_per_iteration = static_cast<int>(root.at("ops_per_iteration").integer_in(1, 1000000));
+    auto program = root.at("program");
+    if (program.size() == 0) program.fail("a program needs at least one step");
+    p.steps = parse_steps(program, p, 0, params);
+    check_pools_filled(program, p.steps, p);
+  }
+  // count_own counts the objects a task put into its own instance: a pool others put objects into.
+  std::function<void(const JsonView&, const std::vector<Step>&)> check_own = [&](const JsonView& arr,
+                                                                                 const std::vector<Step>& steps) {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].op == StepOp::Lock) check_own(arr.at(i).at("body"), steps[i].body);
+      if (steps[i].count_own && !p.pools[static_cast<std::size_t>(steps[i].pool)].handoff)
+        arr.at(i).at("count_own").fail(fmt::format(
+            "pool '{}' takes no hand-offs (every-task, round-robin): every object in it is the task's own",
+            p.pools[static_cast<std::size_t>(steps[i].pool)].name));
+    }
+  };
+  if (p.roles.empty()) check_own(root.at("program"), p.steps);
+  for (const auto& r : p.roles) check_own(root.at("roles").at(r.name).at("program"), r.steps);
+  for (const auto& pd : p.pools)
+    if (pd.full == PoolDecl::Full::Block && p.roles.empty())
+      root.at("pools").at(pd.name).at("full").fail("block ends a role's turn: only a program with roles blocks");
+  for (const auto& pd : p.pools)
+    if (pd.limit && !pd.handoff)
+      root.at("pools").at(pd.name).at("limit").fail("only a pool that takes hand-offs (every-task, round-robin) has a limit");
   root.check_known_fields();
   return p;
 }

@@ -379,7 +379,8 @@ std::vector<SheafCapacity> sheaf_capacities(const Job& job, const Variant& v) {
       mark(s.body);
     }
   };
-  mark(select_kernel(job.program, v.kernel.name).steps);
+  const Program selected = select_kernel(job.program, v.kernel.name);
+  for (const auto* steps : step_lists(selected)) mark(*steps);
   std::vector<SheafCapacity> out;
   for (std::size_t i = 0; i < job.program.caches.size(); ++i)
     for (const auto& c : p.caches) {

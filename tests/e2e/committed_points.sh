@@ -7,7 +7,9 @@ source "$(dirname "$0")/lib.sh"
 bin=$(realpath "$1")
 src=$(realpath "$2")
 
-ids=t06-lkp-mmap2-srf192,t15-delay-freezing-amd128,t16-lkp-rawudp-icl64
+# The network experiments (t15, t16) cost half a minute a point since 2026-12-03; their
+# determinism is a unit test (test_network_workloads.cpp).
+ids=t06-lkp-mmap2-srf192
 "$bin" validate --home "$src" --only "$ids" --out "$tmp/out" --jobs 2 --quiet --validate >/dev/null || { fail "validate --only $ids"; exit 1; }
 n=0
 for id in ${ids//,/ }; do
@@ -21,6 +23,6 @@ for id in ${ids//,/ }; do
     done
   done
 done
-[ $n -ge 12 ] || fail "only $n committed files compared"
+[ $n -ge 4 ] || fail "only $n committed files compared"
 [ $failures -eq 0 ] && ok "$n committed result files reproduced byte for byte"
 [ $failures -eq 0 ]

@@ -1,0 +1,196 @@
+// Hand-offs between specific tasks (every-task, round-robin), pools with a limit, and roles that
+// time-share a task's CPU: the program features behind the network workloads (rawudp, rawpkt,
+// sched messaging), and the rawudp program itself.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "helpers.h"
+#include "sim/config/workload_json.h"
+#include "sim/run/job.h"
+#include "sim/run/report.h"
+
+using namespace slubsim;
+
+namespace {
+
+// The field a workload document's error names, or "" if it parses.
+std::string workload_error(const json& doc) {
+  try {
+    parse_workload(doc, "w.json");
+  } catch (const ConfigError& e) {
+    return e.field();
+  }
+  return "";
+}
+
+// Two roles: a sender that clones one kmalloc-256 object to every task's queue, and a reader
+// that frees one per iteration, counting its own.
+json clone_program(int limit, int send_ns = 5000, int read_ns = 20) {
+  json send = {{"op", "alloc"}, {"cache", "kmalloc-256"}, {"pool", "q"}, {"to", "every-task"}};
+  json read = {{"op", "free"}, {"cache", "kmalloc-256"}, {"pool", "q"}, {"count_own", true}, {"each_ns", read_ns}};
+  json doc = {{"name", "clone"},
+              {"description", "d"},
+              {"source", "s"},
+              {"pools", {{"q", {{"scope", "task"}}}}},
+              {"slice", 100000},
+              {"switch_ns", 1000},
+              {"roles",
+               {{"sender", {{"ops_per_iteration", 0}, {"program", {{{"op", "work"}, {"ns", send_ns}}, send}}}},
+                {"reader", {{"ops_per_iteration", 0}, {"wait", "q"}, {"program", {read}}}}}}};
+  if (limit) doc["pools"]["q"]["limit"] = limit;
+  return doc;
+}
+
+double get(const json& s, const std::string& key) { return s.contains(key) ? s[key].get<double>() : 0.0; }
+
+json run_file(const std::string& workload, const std::string& topology, const std::string& kernel,
+              const std::string& nr_task) {
+  JobRequest r;
+  r.home = test::source_dir();
+  r.topology = topology;
+  r.workload = workload;
+  r.kernel = kernel;
+  r.nr_task = nr_task;
+  r.duration = "4ms";
+  r.warmup = "2ms";
+  r.jobs = 1;
+  r.validate = true;
+  Job job = resolve_job(r);
+  return stdout_stats(job, run_job(job, {}));
+}
+
+}  // namespace
+
+TEST_CASE("task groups: contiguous, covering, as even as integer division allows") {
+  // 10 tasks in 3 groups: 0-3, 4-6, 7-9.
+  CHECK(task_group(0, 10, 3).first == 0);
+  CHECK(task_group(3, 10, 3).last == 4);
+  CHECK(task_group(4, 10, 3).first == 4);
+  CHECK(task_group(6, 10, 3).last == 7);
+  CHECK(task_group(9, 10, 3).first == 7);
+  CHECK(task_group(9, 10, 3).last == 10);
+  // One group: everybody.
+  CHECK(task_group(5, 10, 1).first == 0);
+  CHECK(task_group(5, 10, 1).last == 10);
+  // More groups than tasks: each task alone.
+  CHECK(task_group(2, 3, 8).first == 2);
+  CHECK(task_group(2, 3, 8).last == 3);
+  for (int n : {1, 7, 64, 100})
+    for (int g : {1, 2, 5, 16})
+      for (int t = 0; t < n; ++t) {
+        const TaskGroup tg = task_group(t, n, g);
+        CHECK(tg.first <= t);
+        CHECK(t < tg.last);
+      }
+}
+
+TEST_CASE("network program format: roles, hand-offs and limits parse, and bad ones name their field") {
+  json good = clone_program(16);
+  Program p = parse_workload(good, "w.json");
+  REQUIRE(p.roles.size() == 2);
+  CHECK(p.steps.empty());
+  CHECK(p.pools[0].handoff);
+  CHECK(p.pools[0].limit == 16);
+  CHECK(p.slice == 100 * kUs);
+
+  json both = good;
+  both["program"] = json::array({{{"op", "work"}, {"ns", 1}}});
+  CHECK(workload_error(both) == "program");
+
+  json no_switch = good;
+  no_switch["switch_ns"] = 0;
+  CHECK(workload_error(no_switch) == "switch_ns");
+
+  json no_count = good;
+  no_count["roles"]["reader"]["program"][0].erase("count_own");
+  CHECK(workload_error(no_count) == "roles");
+
+  json node_pool = good;
+  node_pool["pools"]["q"]["scope"] = "node";
+  CHECK(workload_error(node_pool) == "roles.sender.program[1].to");
+
+  json bad_dest = good;
+  bad_dest["roles"]["sender"]["program"][1]["to"] = "everyone";
+  CHECK(workload_error(bad_dest) == "roles.sender.program[1].to");
+
+  json no_groups = good;
+  no_groups["groups"] = 0;
+  CHECK(workload_error(no_groups) == "groups");
+
+  // Nothing hands objects to q: count_own could only count the task's own objects, and the
+  // limit could never be reached by another task.
+  json own_only = good;
+  own_only["roles"]["sender"]["program"][1].erase("to");
+  CHECK(workload_error(own_only) == "roles.reader.program[0].count_own");
+
+  json wait_unknown = good;
+  wait_unknown["roles"]["reader"]["wait"] = "nope";
+  CHECK(workload_error(wait_unknown) == "roles.reader.wait");
+
+  json each_on_bulk = good;
+  each_on_bulk["roles"]["sender"]["program"][1]["op"] = "alloc_bulk";
+  each_on_bulk["roles"]["sender"]["program"][1]["each_ns"] = 5;
+  CHECK(workload_error(each_on_bulk) == "roles.sender.program[1].each_ns");
+}
+
+TEST_CASE("every-task clones reach every task; readers count their own; a full queue drops at once") {
+  const Machine m = test::preset("small-2s-8c");
+  const Costs c = test::default_costs();
+  for (int limit : {0, 4}) {
+    CAPTURE(limit);
+    const std::string file = "/tmp/slubsim-test-clone-" + std::to_string(limit) + ".json";
+    {
+      // Without a limit the readers keep up; with one they are made slower than their senders.
+      std::ofstream(file) << (limit ? clone_program(limit, 500, 3000) : clone_program(0)).dump(1);
+    }
+    json s = run_file(file, "small-2s-8c", "v6.17", "8");
+    const double ops = get(s, "will-it-scale.8.processes");
+    REQUIRE(ops > 0);
+    const std::string st = "slub_stats.kmalloc-256.";
+    const double allocs = get(s, st + "alloc_fastpath") + get(s, st + "alloc_slowpath");
+    const double frees = get(s, st + "free_fastpath") + get(s, st + "free_slowpath");
+    // Each packet is cloned to all 8 tasks; a reader counts 1 in 8 of what it reads.
+    const double window_s = 0.004;
+    const double per_op = allocs / (ops * window_s);
+    if (limit == 0) {
+      CHECK(per_op == doctest::Approx(8.0).epsilon(0.15));
+      // Most frees are remote: the reader frees clones other CPUs allocated.
+      CHECK(get(s, st + "free_slowpath") > 0.5 * frees);
+    } else {
+      // Readers are slower than the eight senders feeding each queue: clones are dropped (freed
+      // at once by their sender), so a counted packet costs more clones than tasks.
+      CHECK(per_op > 8.0 * 1.5);
+    }
+    // Steady state: what is allocated is freed, within the objects in flight.
+    CHECK(frees == doctest::Approx(allocs).epsilon(0.05));
+  }
+}
+
+TEST_CASE("rawudp: every packet is cloned for every server and client socket, and servers free them remotely") {
+  json eager = run_file("rawudp", "small-2s-8c", "v6.7", "8");
+  json sheaves = run_file("rawudp", "small-2s-8c", "v7.0", "8");
+  for (const json* s : {&eager, &sheaves}) {
+    REQUIRE(get(*s, "will-it-scale.8.processes") > 0);
+    // skbuff_head_cache carries the clones: far more objects than any other cache.
+    const std::string h = "slub_stats.skbuff_head_cache.";
+    const double head = get(*s, h + "alloc_fastpath") + get(*s, h + "alloc_slowpath");
+    const std::string d = "slub_stats.skbuff_small_head.";
+    const double data = get(*s, d + "alloc_fastpath") + get(*s, d + "alloc_slowpath");
+    CHECK(head > 8 * data);
+  }
+  // The servers' frees of other CPUs' clone heads go through __slab_free, and under eager
+  // freezing fill the cpu partial lists that list_lock then drains.
+  CHECK(get(eager, "slub_stats.skbuff_head_cache.free_slowpath") > 1000);
+  CHECK(get(eager, "slub_stats.skbuff_head_cache.cpu_partial_free") > 0);
+  CHECK(get(eager, "lock_stat.skbuff_head_cache.list_lock.acquisitions") > 0);
+}
+
+TEST_CASE("rawudp and sched-messaging: same inputs and seed give the same stats, byte for byte") {
+  for (const char* w : {"rawudp", "sched-messaging", "rawpkt"}) {
+    CAPTURE(w);
+    const json a = run_file(w, "small-2s-8c", "v6.17", "8");
+    const json b = run_file(w, "small-2s-8c", "v6.17", "8");
+    CHECK(a.dump() == b.dump());
+  }
+}
