@@ -194,3 +194,21 @@ TEST_CASE("rawudp and sched-messaging: same inputs and seed give the same stats,
     CHECK(a.dump() == b.dump());
   }
 }
+
+TEST_CASE("slabinfo shares: computed from the cache's SLUB_STATS as tools/mm/slabinfo.c prints them") {
+  const json s = run_file("sched-messaging", "small-2s-8c", "v6.7", "8");
+  const std::string c = "skbuff_head_cache";
+  auto st = [&](const char* k) { return get(s, "slub_stats." + c + "." + k); };
+  const double allocs = st("alloc_fastpath") + st("alloc_slowpath");
+  const double frees = st("free_fastpath") + st("free_slowpath");
+  REQUIRE(allocs > 0);
+  REQUIRE(frees > 0);
+  CHECK(get(s, "slabinfo." + c + ".alloc_fastpath_pct") == doctest::Approx(100.0 * st("alloc_fastpath") / allocs).epsilon(1e-4));
+  CHECK(get(s, "slabinfo." + c + ".free_slowpath_pct") == doctest::Approx(100.0 * st("free_slowpath") / frees).epsilon(1e-4));
+  CHECK(get(s, "slabinfo." + c + ".cpu_partial_alloc_pct") ==
+        doctest::Approx(100.0 * st("cpu_partial_alloc") / allocs).epsilon(1e-4));
+  const double deact = st("deactivate_full") + st("deactivate_empty") + st("deactivate_to_head") +
+                       st("deactivate_to_tail") + st("deactivate_bypass");
+  if (deact > 0)
+    CHECK(get(s, "slabinfo." + c + ".alloc_refill_pct") == doctest::Approx(100.0 * st("alloc_refill") / deact).epsilon(1e-4));
+}

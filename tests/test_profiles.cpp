@@ -183,6 +183,9 @@ TEST_CASE("counters: experiment files give them per variant and task count, chec
   CHECK(bad("published", 0) == "counters[0].published");
   CHECK(bad("key", "") == "counters[0].key");
   CHECK(bad("key", "proc-vmstat.{N}.pgalloc_normal") == "counters[0].key");
+  CHECK(bad("key", "slabinfo.skbuff_head_cache.alloc_fastpath") == "counters[0].key");
+  CHECK(bad("key", "slabinfo..alloc_fastpath_pct") == "counters[0].key");
+  CHECK(bad("key", "slabinfo.skbuff_head_cache.alloc_refill_pct") == "");
   CHECK(bad("typo", 1) == "counters[0].typo");
 
   // Factor = 2^median |log2 ratio|: 0.5 and 2 are both off by 2; a zero by the floor, 1000.

@@ -122,6 +122,25 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     for (int k = 0; k < slub::kNrStats; ++k)
       out[fmt::format("slub_stats.{}.{}", name, slub::stat_name(static_cast<slub::Stat>(k)))] =
           stats[name][k];
+  // The shares tools/mm/slabinfo.c prints from the same counters (slab_stats(): %Al and %Fr of
+  // total allocations and frees; "Refilled from foreign frees" as a share of deactivations).
+  for (const auto& name : cache_order) {
+    const auto& st = stats[name];
+    auto at = [&](slub::Stat x) { return static_cast<double>(st[static_cast<int>(x)]); };
+    const double allocs = at(slub::Stat::ALLOC_FASTPATH) + at(slub::Stat::ALLOC_SLOWPATH);
+    const double frees = at(slub::Stat::FREE_FASTPATH) + at(slub::Stat::FREE_SLOWPATH);
+    const double deact = at(slub::Stat::DEACTIVATE_FULL) + at(slub::Stat::DEACTIVATE_EMPTY) +
+                         at(slub::Stat::DEACTIVATE_TO_HEAD) + at(slub::Stat::DEACTIVATE_TO_TAIL) +
+                         at(slub::Stat::DEACTIVATE_BYPASS);
+    auto pct = [&](const char* key, double num, double den) {
+      if (den > 0) out[fmt::format("slabinfo.{}.{}", name, key)] = round_to(100.0 * num / den, 3);
+    };
+    pct("alloc_fastpath_pct", at(slub::Stat::ALLOC_FASTPATH), allocs);
+    pct("free_slowpath_pct", at(slub::Stat::FREE_SLOWPATH), frees);
+    pct("alloc_from_partial_pct", at(slub::Stat::ALLOC_FROM_PARTIAL), allocs);
+    pct("cpu_partial_alloc_pct", at(slub::Stat::CPU_PARTIAL_ALLOC), allocs);
+    pct("alloc_refill_pct", at(slub::Stat::ALLOC_REFILL), deact);
+  }
   // Memory, like lkp's meminfo and slabinfo monitors: the mean over the job's rows of the state
   // at the end of each row's window.
   if (!cache_order.empty()) {

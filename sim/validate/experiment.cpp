@@ -248,8 +248,15 @@ ExperimentCounter parse_counter(const JsonView& v) {
   // The rates the model reports for counters (sim/run/report.cpp), {N} for the task count.
   static const std::vector<std::string> kCounterKeys = {"proc-vmstat.{N}.pgalloc_normal_per_op",
                                                         "sched.{N}.ksoftirqd_context_switches_per_sec"};
-  if (std::find(kCounterKeys.begin(), kCounterKeys.end(), c.key) == kCounterKeys.end())
-    v.at("key").fail(fmt::format("not a rate the model reports (one of: {})", fmt::join(kCounterKeys, ", ")));
+  // And slabinfo's shares of one cache's SLUB_STATS: slabinfo.CACHE.QUANTITY.
+  static const std::vector<std::string> kSlabinfo = {"alloc_fastpath_pct", "free_slowpath_pct", "alloc_from_partial_pct",
+                                                     "cpu_partial_alloc_pct", "alloc_refill_pct"};
+  const auto dot = c.key.rfind('.');
+  const bool slabinfo = c.key.rfind("slabinfo.", 0) == 0 && dot != std::string::npos && dot > 9 &&
+                        std::find(kSlabinfo.begin(), kSlabinfo.end(), c.key.substr(dot + 1)) != kSlabinfo.end();
+  if (!slabinfo && std::find(kCounterKeys.begin(), kCounterKeys.end(), c.key) == kCounterKeys.end())
+    v.at("key").fail(fmt::format("not a rate the model reports (one of: {}, or slabinfo.CACHE.{{{}}})",
+                                 fmt::join(kCounterKeys, ", "), fmt::join(kSlabinfo, ",")));
   c.published = v.at("published").positive_number();
   c.source = nonempty_str(v.at("source"));
   if (auto n = v.find("note")) c.note = n->str();
