@@ -212,3 +212,30 @@ TEST_CASE("slabinfo shares: computed from the cache's SLUB_STATS as tools/mm/sla
   if (deact > 0)
     CHECK(get(s, "slabinfo." + c + ".alloc_refill_pct") == doctest::Approx(100.0 * st("alloc_refill") / deact).epsilon(1e-4));
 }
+
+TEST_CASE("2021 cpu partial accounting: free objects (v5.15) against slabs (v5.15-pages), same targets") {
+  // skbuff_head_cache, 256 B: cpu_partial 13 objects in both; as slabs DIV_ROUND_UP(26, objects
+  // per slab). Counting free objects lets a list of slabs with one free object each grow to 13
+  // slabs before it drains; counting slabs drains it at two.
+  JobRequest r;
+  r.home = test::source_dir();
+  r.topology = "vm-8vcpu-1n";
+  r.workload = "sched-messaging";
+  r.nr_task = "8";
+  r.duration = "6ms";
+  r.warmup = "3ms";
+  r.jobs = 1;
+  r.validate = true;
+  r.sets = {"workload.groups=1"};
+  auto drains = [&](const std::string& kernel) {
+    r.kernel = kernel;
+    Job job = resolve_job(r);
+    const json s = stdout_stats(job, run_job(job, {}));
+    const double allocs = get(s, "slub_stats.skbuff_head_cache.alloc_fastpath") + get(s, "slub_stats.skbuff_head_cache.alloc_slowpath");
+    REQUIRE(allocs > 0);
+    return get(s, "slub_stats.skbuff_head_cache.cpu_partial_drain") / allocs;
+  };
+  const double objects = drains("v5.15"), slabs = drains("v5.15-pages"), x4 = drains("v5.16");
+  CHECK(slabs > 1.5 * objects);
+  CHECK(x4 < slabs);
+}

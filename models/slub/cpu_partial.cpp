@@ -26,7 +26,8 @@ namespace {
 
 class CpuPartial final : public Frontend {
  public:
-  CpuPartial(Slub& slub, bool eager) : slub_(slub), eager_(eager), c_(slub.costs()) {}
+  CpuPartial(Slub& slub, bool eager)
+      : slub_(slub), eager_(eager), objects_accounting_(slub.params().features.cpu_partial_objects), c_(slub.costs()) {}
 
   // slab_alloc_node fast path: pop the cpu freelist of a matching cpu slab.
   void* alloc_fast(Exec& e, KmemCache& s, int node) override {
@@ -277,9 +278,10 @@ class CpuPartial final : public Frontend {
     if (n.nr_partial == 0) co_return nullptr;
     co_await e.lock(n.list_lock);
     Slab* first = nullptr;
-    std::uint32_t extra = 0;
+    std::uint32_t extra = 0, available = 0;
     for (Slab* slab = n.partial_head; slab;) {
       Slab* next = slab->next_node;
+      available += slab->objects - slab->inuse;  // <= 5.15: acquire_slab's free objects
       if (eager_) {
         // acquire_slab (<= 6.7): snapshot freelist and counters, then cmpxchg them frozen. A
         // lockless free into the slab between the two fails the cmpxchg: the slab stays listed
@@ -304,7 +306,8 @@ class CpuPartial final : public Frontend {
         s.stat(Stat::CPU_PARTIAL_NODE);
         ++extra;
       }
-      if (!cpu_partial_on(s) || extra > s.geo.cpu_partial_slabs / 2) break;
+      if (!cpu_partial_on(s)) break;
+      if (objects_accounting_ ? available > s.geo.cpu_partial / 2 : extra > s.geo.cpu_partial_slabs / 2) break;
       slab = next;
     }
     co_await e.unlock(n.list_lock);
@@ -336,11 +339,15 @@ class CpuPartial final : public Frontend {
     KmemCacheCpu& c = s.cpu[e.cpu()];
     Slab* old = c.partial;
     Slab* to_put = nullptr;
-    if (old && drain && old->slabs >= s.geo.cpu_partial_slabs) {
+    // <= 5.15 drains when the list's free objects exceed cpu_partial, 5.16 on its slab count.
+    const bool full = old && (objects_accounting_ ? old->pobjects > s.geo.cpu_partial
+                                                  : old->slabs >= s.geo.cpu_partial_slabs);
+    if (drain && full) {
       to_put = old;
       old = nullptr;
     }
     slab->slabs = (old ? old->slabs : 0) + 1;
+    slab->pobjects = (old ? old->pobjects : 0) + (slab->objects - slab->inuse);
     slab->next = old;
     c.partial = slab;
     if (to_put) {
@@ -513,6 +520,7 @@ class CpuPartial final : public Frontend {
 
   Slub& slub_;
   bool eager_;
+  bool objects_accounting_;  // <= 5.15 (Features::cpu_partial_objects)
   const Costs& c_;
 };
 

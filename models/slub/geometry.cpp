@@ -81,7 +81,8 @@ Geometry compute_geometry(const CacheSpec& spec, const Features& f, int nr_cpus)
   g.min_partial = spec.min_partial
                       ? *spec.min_partial
                       : static_cast<std::uint32_t>(std::clamp(ilog2(g.size) / 2, 5, 10));
-  std::uint32_t cp = g.size >= kPageSize ? 6 : g.size >= 1024 ? 24 : g.size >= 256 ? 52 : 120;
+  const auto& t = f.cpu_partial_targets;
+  std::uint32_t cp = g.size >= kPageSize ? t[0] : g.size >= 1024 ? t[1] : g.size >= 256 ? t[2] : t[3];
   if (!f.cpu_partial) cp = 0;
   g.cpu_partial = spec.cpu_partial ? *spec.cpu_partial : cp;
   g.cpu_partial_slabs = (2 * g.cpu_partial + g.objects - 1) / g.objects;

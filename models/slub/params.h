@@ -1,6 +1,7 @@
 // What the allocator model is told at construction: the caches, the kernel's behaviour
 // switches, the cost constants and the NUMA layout. Plain data; sim/ fills it from configs/.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,12 @@ struct Features {
   int slub_min_objects = 0;           // boot parameter, 0 = from the CPU count
   int slub_max_order = 3;             // PAGE_ALLOC_COSTLY_ORDER
   int remote_node_defrag_ratio = 1000;
+  // The cpu partial list's limit: <= 5.15 counted free objects (page->pobjects against
+  // s->cpu_partial), 5.16 on slabs (b47291ef02b0: cpu_partial_slabs from cpu_partial).
+  bool cpu_partial_objects = false;
+  // s->cpu_partial by object size (set_cpu_partial): >= PAGE_SIZE, >= 1024, >= 256, smaller.
+  // 6 / 24 / 52 / 120 since 23e98ad1ce7a (5.16); 2 / 6 / 13 / 30 before.
+  std::array<std::uint32_t, 4> cpu_partial_targets{6, 24, 52, 120};
   // Sheaves (6.18+).
   std::uint32_t barn_max_full = 10;   // MAX_FULL_SHEAVES
   std::uint32_t barn_max_empty = 10;  // MAX_EMPTY_SHEAVES

@@ -40,6 +40,7 @@ struct Slab {
   Slab* next_node = nullptr;
   Slab* next = nullptr;     // cpu partial list
   std::uint32_t slabs = 0;  // cpu partial list length, valid in the head
+  std::uint32_t pobjects = 0;  // <= 5.15: free objects on the cpu partial list, valid in the head
   std::uint64_t seq = 0;    // bumped by every change of (freelist, counters): cmpxchg failures
   LineId line;              // the cache line holding freelist and counters
   std::uint64_t id = 0;     // creation number

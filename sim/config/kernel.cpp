@@ -56,6 +56,18 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   k.pcs_batch_max = count("pcs_batch_max", 1);
   k.slub_max_order = static_cast<int>(root.at("slub_max_order").sourced_value_any().integer_in(0, 10));
   k.slub_min_objects = static_cast<int>(root.at("slub_min_objects").sourced_value_any().integer_in(0, 4096));
+  // Optional (2021 kernels): how the cpu partial list is limited, and set_cpu_partial's targets.
+  if (auto acc = root.find("cpu_partial_accounting")) {
+    const std::string a = acc->sourced_value_any().str();
+    if (a == "objects") k.cpu_partial_objects = true;
+    else if (a != "slabs") acc->at("value").fail(fmt::format("unknown accounting '{}' (slabs, objects)", a));
+  }
+  if (auto t = root.find("cpu_partial_targets")) {
+    auto v = t->sourced_value_any();
+    const char* names[] = {"page", "1024", "256", "smaller"};
+    for (int i = 0; i < 4; ++i)
+      k.cpu_partial_targets[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(v.at(names[i]).integer_in(0, 100000));
+  }
   auto slice = root.at("sched_slice_us");
   k.sched_slice_us = slice.sourced_value_any().number();
   if (!(k.sched_slice_us > 0)) slice.at("value").fail("must be positive");

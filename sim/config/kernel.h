@@ -1,5 +1,6 @@
 // Kernel presets (configs/kernels/NAME.json): which SLUB front-end and which patches.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -21,6 +22,10 @@ struct Kernel {
   std::uint32_t barn_max_full = 10, barn_max_empty = 10, pcs_batch_max = 32;
   int slub_max_order = 3;    // slub_max_order (PAGE_ALLOC_COSTLY_ORDER by default)
   int slub_min_objects = 0;  // slub_min_objects, 0 = 4 * (fls(nr_cpus) + 1)
+  // The cpu partial list's limit (slub::Features): objects <= 5.15, slabs since 5.16; and
+  // set_cpu_partial's targets by object size (>= PAGE_SIZE, >= 1024, >= 256, smaller).
+  bool cpu_partial_objects = false;
+  std::array<std::uint32_t, 4> cpu_partial_targets{6, 24, 52, 120};
   // The scheduler around ksoftirqd (models/softirq.h): the slice a nice-0 task runs when
   // ksoftirqd is runnable too, and whether a woken ksoftirqd preempts the task at once.
   double sched_slice_us = 2800;
