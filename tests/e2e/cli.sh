@@ -70,7 +70,7 @@ sample="$(dirname "$0")/../../workloads/traces/sample-ftrace.txt"
 "$bin" run --topology small-2s-8c --workload "ftrace:$sample" --nr-task 2,8 --duration 2ms --warmup 500us \
   --validate > "$tmp/trace.json" 2> "$tmp/trace.err"
 grep -q "451 events (228 alloc, 223 free, 0 kfree_rcu) on 2 CPUs" "$tmp/trace.err" || fail "no trace summary: $(cat "$tmp/trace.err")"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 3 * d["will-it-scale.2.processes"] > 0, d; assert d["slub_stats.kmalloc-256.free_slowpath"] > 0, d' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["will-it-scale.8.processes"] > 3 * d["will-it-scale.2.processes"] > 0, d; assert d["slub_stats.skbuff_head_cache.free_slowpath"] > 0, d' \
   "$tmp/trace.json" || fail "trace replay output"
 # slabinfo as /proc/slabinfo counts it: objects waiting for a grace period are active.
 "$bin" run --topology small-2s-8c --workload mmap1 --kernel v7.0 --nr-task 8 --duration 4ms --warmup 4ms --quiet \
