@@ -45,8 +45,9 @@ json clone_program(int limit, int send_ns = 5000, int read_ns = 20) {
 double get(const json& s, const std::string& key) { return s.contains(key) ? s[key].get<double>() : 0.0; }
 
 json run_file(const std::string& workload, const std::string& topology, const std::string& kernel,
-              const std::string& nr_task) {
+              const std::string& nr_task, std::vector<std::string> sets = {}) {
   JobRequest r;
+  r.sets = std::move(sets);
   r.home = test::source_dir();
   r.topology = topology;
   r.workload = workload;
@@ -217,20 +218,8 @@ TEST_CASE("2021 cpu partial accounting: free objects (v5.15) against slabs (v5.1
   // skbuff_head_cache, 256 B: cpu_partial 13 objects in both; as slabs DIV_ROUND_UP(26, objects
   // per slab). Counting free objects lets a list of slabs with one free object each grow to 13
   // slabs before it drains; counting slabs drains it at two.
-  JobRequest r;
-  r.home = test::source_dir();
-  r.topology = "vm-8vcpu-1n";
-  r.workload = "sched-messaging";
-  r.nr_task = "8";
-  r.duration = "6ms";
-  r.warmup = "3ms";
-  r.jobs = 1;
-  r.validate = true;
-  r.sets = {"workload.groups=1"};
   auto drains = [&](const std::string& kernel) {
-    r.kernel = kernel;
-    Job job = resolve_job(r);
-    const json s = stdout_stats(job, run_job(job, {}));
+    const json s = run_file("sched-messaging", "vm-8vcpu-1n", kernel, "8", {"workload.groups=1"});
     const double allocs = get(s, "slub_stats.skbuff_head_cache.alloc_fastpath") + get(s, "slub_stats.skbuff_head_cache.alloc_slowpath");
     REQUIRE(allocs > 0);
     return get(s, "slub_stats.skbuff_head_cache.cpu_partial_drain") / allocs;
