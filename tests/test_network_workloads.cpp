@@ -95,44 +95,28 @@ TEST_CASE("network program format: roles, hand-offs and limits parse, and bad on
   CHECK(p.pools[0].limit == 16);
   CHECK(p.slice == 100 * kUs);
 
-  json both = good;
-  both["program"] = json::array({{{"op", "work"}, {"ns", 1}}});
-  CHECK(workload_error(both) == "program");
-
-  json no_switch = good;
-  no_switch["switch_ns"] = 0;
-  CHECK(workload_error(no_switch) == "switch_ns");
-
-  json no_count = good;
-  no_count["roles"]["reader"]["program"][0].erase("count_own");
-  CHECK(workload_error(no_count) == "roles");
-
-  json node_pool = good;
-  node_pool["pools"]["q"]["scope"] = "node";
-  CHECK(workload_error(node_pool) == "roles.sender.program[1].to");
-
-  json bad_dest = good;
-  bad_dest["roles"]["sender"]["program"][1]["to"] = "everyone";
-  CHECK(workload_error(bad_dest) == "roles.sender.program[1].to");
-
-  json no_groups = good;
-  no_groups["groups"] = 0;
-  CHECK(workload_error(no_groups) == "groups");
-
+  // The field each broken copy of the document is refused at.
+  auto error_after = [&](auto&& change) {
+    json x = good;
+    change(x);
+    return workload_error(x);
+  };
+  CHECK(error_after([](json& x) { x["program"] = json::array({{{"op", "work"}, {"ns", 1}}}); }) == "program");
+  CHECK(error_after([](json& x) { x["switch_ns"] = 0; }) == "switch_ns");
+  CHECK(error_after([](json& x) { x["roles"]["reader"]["program"][0].erase("count_own"); }) == "roles");
+  CHECK(error_after([](json& x) { x["pools"]["q"]["scope"] = "node"; }) == "roles.sender.program[1].to");
+  CHECK(error_after([](json& x) { x["roles"]["sender"]["program"][1]["to"] = "everyone"; }) ==
+        "roles.sender.program[1].to");
+  CHECK(error_after([](json& x) { x["groups"] = 0; }) == "groups");
   // Nothing hands objects to q: count_own could only count the task's own objects, and the
   // limit could never be reached by another task.
-  json own_only = good;
-  own_only["roles"]["sender"]["program"][1].erase("to");
-  CHECK(workload_error(own_only) == "roles.reader.program[0].count_own");
-
-  json wait_unknown = good;
-  wait_unknown["roles"]["reader"]["wait"] = "nope";
-  CHECK(workload_error(wait_unknown) == "roles.reader.wait");
-
-  json each_on_bulk = good;
-  each_on_bulk["roles"]["sender"]["program"][1]["op"] = "alloc_bulk";
-  each_on_bulk["roles"]["sender"]["program"][1]["each_ns"] = 5;
-  CHECK(workload_error(each_on_bulk) == "roles.sender.program[1].each_ns");
+  CHECK(error_after([](json& x) { x["roles"]["sender"]["program"][1].erase("to"); }) ==
+        "roles.reader.program[0].count_own");
+  CHECK(error_after([](json& x) { x["roles"]["reader"]["wait"] = "nope"; }) == "roles.reader.wait");
+  CHECK(error_after([](json& x) {
+          x["roles"]["sender"]["program"][1]["op"] = "alloc_bulk";
+          x["roles"]["sender"]["program"][1]["each_ns"] = 5;
+        }) == "roles.sender.program[1].each_ns");
 }
 
 TEST_CASE("every-task clones reach every task; readers count their own; a full queue drops at once") {
