@@ -46,15 +46,8 @@ double get(const json& s, const std::string& key) { return s.contains(key) ? s[k
 
 json run_file(const std::string& workload, const std::string& topology, const std::string& kernel,
               const std::string& nr_task, std::vector<std::string> sets = {}) {
-  JobRequest r;
+  JobRequest r = test::job_request(topology, workload, kernel, nr_task, "4ms", "2ms");
   r.sets = std::move(sets);
-  r.home = test::source_dir();
-  r.topology = topology;
-  r.workload = workload;
-  r.kernel = kernel;
-  r.nr_task = nr_task;
-  r.duration = "4ms";
-  r.warmup = "2ms";
   r.jobs = 1;
   r.validate = true;
   Job job = resolve_job(r);

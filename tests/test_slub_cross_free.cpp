@@ -12,14 +12,8 @@ using namespace slubsim;
 namespace {
 
 json run_cross_free(const std::string& kernel) {
-  JobRequest r;
-  r.home = test::source_dir();
-  r.topology = "intel-icl-2s-64t";  // lkp-icl-2sp8, where lkp measured delay freezing (T16)
-  r.workload = "cross-free";
-  r.kernel = kernel;
-  r.nr_task = "64";
-  r.duration = "2ms";
-  r.warmup = "1ms";
+  // lkp-icl-2sp8, where lkp measured delay freezing (T16)
+  JobRequest r = test::job_request("intel-icl-2s-64t", "cross-free", kernel, "64", "2ms", "1ms");
   r.jobs = 1;
   r.validate = true;
   Job job = resolve_job(r);

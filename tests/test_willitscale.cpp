@@ -15,15 +15,8 @@ namespace {
 
 JobRequest wis(const std::string& workload, const std::string& kernel, const std::string& mode,
                const std::string& topology, const std::string& nr_task) {
-  JobRequest r;
-  r.home = test::source_dir();
-  r.topology = topology;
-  r.workload = workload;
-  r.kernel = kernel;
+  JobRequest r = test::job_request(topology, workload, kernel, nr_task, "2ms", "1ms");
   r.mode = mode;
-  r.nr_task = nr_task;
-  r.duration = "2ms";
-  r.warmup = "1ms";
   r.jobs = 2;
   return r;
 }

@@ -65,8 +65,10 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   if (auto t = root.find("cpu_partial_targets")) {
     auto v = t->sourced_value_any();
     const char* names[] = {"page", "1024", "256", "smaller"};
-    for (int i = 0; i < 4; ++i)
-      k.cpu_partial_targets[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(v.at(names[i]).integer_in(0, 100000));
+    std::array<std::uint32_t, 4> targets{};
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      targets[i] = static_cast<std::uint32_t>(v.at(names[i]).integer_in(0, 100000));
+    k.cpu_partial_targets = targets;
   }
   auto slice = root.at("sched_slice_us");
   k.sched_slice_us = slice.sourced_value_any().number();

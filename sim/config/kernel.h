@@ -2,6 +2,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,7 +26,8 @@ struct Kernel {
   // The cpu partial list's limit (slub::Features): objects <= 5.15, slabs since 5.16; and
   // set_cpu_partial's targets by object size (>= PAGE_SIZE, >= 1024, >= 256, smaller).
   bool cpu_partial_objects = false;
-  std::array<std::uint32_t, 4> cpu_partial_targets{6, 24, 52, 120};
+  // Unset: the model's default (slub::Features, 5.16's 6 / 24 / 52 / 120).
+  std::optional<std::array<std::uint32_t, 4>> cpu_partial_targets;
   // The scheduler around ksoftirqd (models/softirq.h): the slice a nice-0 task runs when
   // ksoftirqd is runnable too, and whether a woken ksoftirqd preempts the task at once.
   double sched_slice_us = 2800;

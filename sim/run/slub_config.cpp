@@ -198,7 +198,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.freelist_random = k.freelist_random;
   p.features.cpu_partial = k.cpu_partial;
   p.features.cpu_partial_objects = k.cpu_partial_objects;
-  p.features.cpu_partial_targets = k.cpu_partial_targets;
+  if (k.cpu_partial_targets) p.features.cpu_partial_targets = *k.cpu_partial_targets;
   p.costs = costs.costs;
   p.page_alloc = costs.page_alloc;
   p.numa = numa_of(m);
