@@ -101,6 +101,13 @@ TEST_CASE("network program format: roles, hand-offs and limits parse, and bad on
   CHECK(error_after([](json& x) { x["roles"]["sender"]["program"][1]["to"] = "everyone"; }) ==
         "roles.sender.program[1].to");
   CHECK(error_after([](json& x) { x["groups"] = 0; }) == "groups");
+  CHECK(error_after([](json& x) { x["tasks_per_cpu"] = 0; }) == "tasks_per_cpu");
+  CHECK(error_after([](json& x) {
+          x["program"] = x["roles"]["sender"]["program"];
+          x["ops_per_iteration"] = 1;
+          x.erase("roles");
+          x["tasks_per_cpu"] = 2;
+        }) == "tasks_per_cpu");
   // Nothing hands objects to q: count_own could only count the task's own objects, and the
   // limit could never be reached by another task.
   CHECK(error_after([](json& x) { x["roles"]["sender"]["program"][1].erase("to"); }) ==
@@ -142,6 +149,27 @@ TEST_CASE("every-task clones reach every task; readers count their own; a full q
     }
     // Steady state: what is allocated is freed, within the objects in flight.
     CHECK(frees == doctest::Approx(allocs).epsilon(0.05));
+  }
+}
+
+TEST_CASE("tasks_per_cpu: each CPU time-shares copies that are tasks of their own for hand-offs and counting") {
+  // Three copies of the sender/reader pair on each of 8 CPUs are 24 tasks: a packet is cloned
+  // for all 24 queues, and a reader counts its own sender's (1 in 24), so a counted packet
+  // costs 24 clones; every copy's reader adds to the CPU's operations.
+  for (int copies : {1, 3}) {
+    CAPTURE(copies);
+    const std::string file = "/tmp/slubsim-test-copies-" + std::to_string(copies) + ".json";
+    {
+      json doc = clone_program(0, 20000);  // senders slow enough for 24 readers' frees to keep up
+      doc["tasks_per_cpu"] = copies;
+      std::ofstream(file) << doc.dump(1);
+    }
+    json s = run_file(file, "small-2s-8c", "v6.17", "8");
+    const double ops = get(s, "will-it-scale.8.processes");
+    REQUIRE(ops > 0);
+    const std::string st = "slub_stats.kmalloc-256.";
+    const double allocs = get(s, st + "alloc_fastpath") + get(s, st + "alloc_slowpath");
+    CHECK(allocs / (ops * 0.004) == doctest::Approx(8.0 * copies).epsilon(0.15));
   }
 }
 

@@ -129,6 +129,11 @@ struct Program {
   Time slice = 0;                // with roles: a role's turn on the CPU (the scheduler's slice)
   Time switch_ns = 0;            // with roles: the CPU's cost of switching between them
   int groups = 1;                // every-task and round-robin hand-offs stay in the task's group
+  // With roles: how many copies of the role set each CPU time-shares, each its own task for
+  // pools, groups and hand-offs (hackbench -g 16 on 8 CPUs runs 40 sender/receiver pairs on
+  // each). Copy k of CPU t is task k * nr_task + t, so a group of consecutive tasks spreads
+  // over the CPUs as the load balancer spreads hackbench's processes.
+  int tasks_per_cpu = 1;
   std::vector<ProgramParameter> parameters;
 };
 

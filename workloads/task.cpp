@@ -386,16 +386,20 @@ namespace {
       stalled, cpu));
 }
 
-// The roles of a program time-share the task's CPU (Program::roles): each runs iterations until
-// its slice is used up or it would wait on an empty pool, then the next role gets the CPU. The
+// The roles of a program time-share the task's CPU (Program::roles), for each of the CPU's
+// copies (Program::tasks_per_cpu) in turn: each runs iterations until its slice is used up, it
+// would wait on an empty pool or a hand-off blocks, then the next process gets the CPU. The
 // CPU switches at iteration boundaries only, where a process would reach schedule() (a blocking
 // recv, or the tick finding its slice used up: kernel/sched/fair.c update_curr / resched_curr).
-Co<void> run_roles(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
+Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop) {
+  // The CPU's processes in turn: copy k's role r is turn k * roles + r.
   const int n = static_cast<int>(p.roles.size());
-  int r = 0, stalled = 0;
+  const int turns = n * static_cast<int>(copies.size());
+  int i = 0, stalled = 0;
   Time turn_began = exec.now();
   while (exec.now() < stop) {
-    const Role& role = p.roles[static_cast<std::size_t>(r)];
+    const Role& role = p.roles[static_cast<std::size_t>(i % n)];
+    TaskBinding& b = *copies[static_cast<std::size_t>(i / n)];
     bool waits = false;
     if (role.wait_pool >= 0) {
       Pool& pool = *b.pools[static_cast<std::size_t>(role.wait_pool)];
@@ -415,7 +419,7 @@ Co<void> run_roles(Exec& exec, const Program& p, TaskBinding& b, const Time& sto
       if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);
     }
     if (waits || b.blocked || exec.now() - turn_began >= p.slice) {
-      r = (r + 1) % n;
+      i = (i + 1) % turns;
       exec.spend(p.switch_ns);
       turn_began = exec.now();
     }
@@ -424,11 +428,12 @@ Co<void> run_roles(Exec& exec, const Program& p, TaskBinding& b, const Time& sto
 
 }  // namespace
 
-Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop) {
+Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop) {
   if (!p.roles.empty()) {
-    co_await run_roles(exec, p, b, stop);
+    co_await run_roles(exec, p, std::move(copies), stop);
     co_return;
   }
+  TaskBinding& b = *copies.front();
   int stalled = 0;  // iterations in a row that took no simulated time
   while (exec.now() < stop) {
     const Time before = exec.now();

@@ -168,6 +168,7 @@ class StalledProgram : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-Co<void> run_task(Exec& exec, const Program& p, TaskBinding& b, const Time& stop);
+// copies: the tasks this CPU runs (Program::tasks_per_cpu of them; one without roles).
+Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop);
 
 }  // namespace slubsim

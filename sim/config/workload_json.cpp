@@ -234,6 +234,10 @@ Program parse_workload(const json& doc, const std::string& file) {
     }
   }
   if (auto g = root.find("groups")) p.groups = static_cast<int>(g->integer_in(1, 1000000));
+  if (auto k = root.find("tasks_per_cpu")) {
+    if (!root.find("roles")) k->fail("only roles time-share a CPU: a program without roles runs one task per CPU");
+    p.tasks_per_cpu = static_cast<int>(k->integer_in(1, 4096));
+  }
   std::map<std::string, Time> params;
   if (auto ps = root.find("parameters"))
     for (const auto& name : ps->keys()) {

@@ -78,7 +78,11 @@ RunResult simulate(const RunSpec& spec) {
                            spec.capacity ? *spec.capacity : CapacityOverride{}));
   if (slub) slub->set_busy_cpus(task_cpu);
   const Program program = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
-  auto bound = bind_program(program, world, spec.mode, task_node, m.nr_nodes, slub.get());
+  // Copy k of CPU t's processes is task k * nr_task + t (Program::tasks_per_cpu).
+  const int copies = program.tasks_per_cpu;
+  std::vector<int> copy_node;
+  for (int k = 0; k < copies; ++k) copy_node.insert(copy_node.end(), task_node.begin(), task_node.end());
+  auto bound = bind_program(program, world, spec.mode, copy_node, m.nr_nodes, slub.get());
   auto& bindings = bound.tasks;
   BoundTrace replay;
   if (spec.trace) replay = bind_trace(*spec.trace, spec.replay, world, task_node);
@@ -121,14 +125,18 @@ RunResult simulate(const RunSpec& spec) {
       if (s != c && busy[s]) sibling_busy = true;
     const double work_factor = sibling_busy ? m.smt_private_work_factor : 1.0;
     cpu->set_private_work_factor(work_factor);
-    auto& b = bindings[t];
-    b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1);
-    b.counter.grid = &grid;
+    std::vector<TaskBinding*> mine;
+    for (int k = 0; k < copies; ++k) {
+      auto& b = bindings[static_cast<std::size_t>(k * spec.nr_task + t)];
+      b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1 + static_cast<std::uint64_t>(k));
+      b.counter.grid = &grid;
+      mine.push_back(&b);
+    }
     if (spec.trace) {
       replay.tasks[t].work_factor = work_factor;
-      cpu->start(replay_trace(*cpu, replay, t, b, stop), 0);
+      cpu->start(replay_trace(*cpu, replay, t, *mine.front(), stop), 0);
     } else {
-      cpu->start(run_task(*cpu, program, b, stop), 0);
+      cpu->start(run_task(*cpu, program, std::move(mine), stop), 0);
     }
     cpus.push_back(std::move(cpu));
   }
@@ -188,10 +196,8 @@ RunResult simulate(const RunSpec& spec) {
   Timer sampler([&] {
     std::uint64_t ops_now = 0;
     Time spin_now = 0;
-    for (int t = 0; t < spec.nr_task; ++t) {
-      ops_now += bindings[t].counter.total;
-      spin_now += cpus[t]->spin_total();
-    }
+    for (const auto& b : bindings) ops_now += b.counter.total;
+    for (const auto& cpu : cpus) spin_now += cpu->spin_total();
     r.samples.push_back({next_edge, ops_now - ops_before, spin_now - spin_before});
     ops_before = ops_now;
     spin_before = spin_now;
@@ -252,13 +258,16 @@ RunResult simulate(const RunSpec& spec) {
           "simulation stalled: task {} on CPU {} never finished (a lock was never released)", t,
           task_cpu[t]));
     const TaskTime tt = cpus[t]->times().sum(win.from, win.to);
-    const std::uint64_t n = bindings[t].counter.ops.sum(win.from, win.to);
+    std::uint64_t n = 0;  // the CPU's: all its copies'
+    for (int k = 0; k < copies; ++k)
+      n += bindings[static_cast<std::size_t>(k * spec.nr_task + t)].counter.ops.sum(win.from, win.to);
     idle += tt.idle;
     r.task_ops.push_back(n);
     r.task_time.push_back(tt);
     ops += n;
     r.end_time = std::max(r.end_time, cpus[t]->now());
-    r.alloc_failures += bindings[t].alloc_failures;
+    for (int k = 0; k < copies; ++k)
+      r.alloc_failures += bindings[static_cast<std::size_t>(k * spec.nr_task + t)].alloc_failures;
     if (spec.trace) r.trace_skipped_frees += replay.tasks[t].skipped_frees;
   }
   if (slub) {
