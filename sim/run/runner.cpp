@@ -84,6 +84,9 @@ RunResult simulate(const RunSpec& spec) {
   for (int k = 0; k < copies; ++k) copy_node.insert(copy_node.end(), task_node.begin(), task_node.end());
   auto bound = bind_program(program, world, spec.mode, copy_node, m.nr_nodes, slub.get());
   auto& bindings = bound.tasks;
+  auto copy_of = [&](int t, int k) -> TaskBinding& {
+    return bindings[static_cast<std::size_t>(k * spec.nr_task + t)];
+  };
   BoundTrace replay;
   if (spec.trace) replay = bind_trace(*spec.trace, spec.replay, world, task_node);
 
@@ -127,7 +130,7 @@ RunResult simulate(const RunSpec& spec) {
     cpu->set_private_work_factor(work_factor);
     std::vector<TaskBinding*> mine;
     for (int k = 0; k < copies; ++k) {
-      auto& b = bindings[static_cast<std::size_t>(k * spec.nr_task + t)];
+      auto& b = copy_of(t, k);
       b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1 + static_cast<std::uint64_t>(k));
       b.counter.grid = &grid;
       mine.push_back(&b);
@@ -260,14 +263,14 @@ RunResult simulate(const RunSpec& spec) {
     const TaskTime tt = cpus[t]->times().sum(win.from, win.to);
     std::uint64_t n = 0;  // the CPU's: all its copies'
     for (int k = 0; k < copies; ++k)
-      n += bindings[static_cast<std::size_t>(k * spec.nr_task + t)].counter.ops.sum(win.from, win.to);
+      n += copy_of(t, k).counter.ops.sum(win.from, win.to);
     idle += tt.idle;
     r.task_ops.push_back(n);
     r.task_time.push_back(tt);
     ops += n;
     r.end_time = std::max(r.end_time, cpus[t]->now());
     for (int k = 0; k < copies; ++k)
-      r.alloc_failures += bindings[static_cast<std::size_t>(k * spec.nr_task + t)].alloc_failures;
+      r.alloc_failures += copy_of(t, k).alloc_failures;
     if (spec.trace) r.trace_skipped_frees += replay.tasks[t].skipped_frees;
   }
   if (slub) {
