@@ -391,11 +391,28 @@ namespace {
 // would wait on an empty pool or a hand-off blocks, then the next process gets the CPU. The
 // CPU switches at iteration boundaries only, where a process would reach schedule() (a blocking
 // recv, or the tick finding its slice used up: kernel/sched/fair.c update_curr / resched_curr).
+// With Program::wakeup Preempt a process woken by a push into its empty pool takes the CPU at
+// the next boundary, and the CPU goes back to the process it preempted when the woken ones
+// wait again (check_preempt_wakeup, then the last buddy in pick_next_entity; 5.x).
 Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop) {
   // The CPU's processes in turn: copy k's role r is turn k * roles + r.
   const int n = static_cast<int>(p.roles.size());
   const int turns = n * static_cast<int>(copies.size());
+  std::deque<int>* woken = nullptr;
+  if (p.wakeup == Wakeup::Preempt) {
+    woken = &copies.front()->woken;
+    for (int t = 0; t < turns; ++t) {
+      const Role& role = p.roles[static_cast<std::size_t>(t % n)];
+      if (role.wait_pool < 0) continue;
+      Pool& pool = *copies[static_cast<std::size_t>(t / n)]->pools[static_cast<std::size_t>(role.wait_pool)];
+      // A task's own pool has one waiter; a pool of a wider scope is not the task's socket.
+      if (p.pools[static_cast<std::size_t>(role.wait_pool)].scope != Scope::Task || pool.woken) continue;
+      pool.woken = woken;
+      pool.wake_turn = t;
+    }
+  }
   int i = 0, stalled = 0;
+  int preempted = -1;  // the turn a woken process took the CPU from
   Time turn_began = exec.now();
   while (exec.now() < stop) {
     const Role& role = p.roles[static_cast<std::size_t>(i % n)];
@@ -418,8 +435,20 @@ Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copie
       if (ops) b.counter.add(exec.now(), ops);
       if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);
     }
-    if (waits || b.blocked || exec.now() - turn_began >= p.slice) {
-      i = (i + 1) % turns;
+    // A woken process other than the one running preempts it at this boundary.
+    while (woken && !woken->empty() && woken->front() == i) woken->pop_front();
+    const bool wake = woken && !woken->empty();
+    if (wake || waits || b.blocked || exec.now() - turn_began >= p.slice) {
+      if (wake) {
+        if (preempted < 0 && !waits && !b.blocked) preempted = i;
+        i = woken->front();
+        woken->pop_front();
+      } else if (preempted >= 0) {
+        i = preempted;
+        preempted = -1;
+      } else {
+        i = (i + 1) % turns;
+      }
       exec.spend(p.switch_ns);
       turn_began = exec.now();
     }

@@ -2,6 +2,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -81,8 +82,13 @@ struct Pool {
   ObjectFifo senders;
   std::size_t limit = 0;  // PoolDecl::limit
   PoolDecl::Full full = PoolDecl::Full::Drop;
+  // A role that waits on this pool (Program::wakeup Preempt): a push into the empty pool
+  // queues its turn on its CPU's list of woken processes (try_to_wake_up).
+  std::deque<int>* woken = nullptr;
+  int wake_turn = -1;
   bool full_now() const { return limit && objects.size() >= limit; }
   void push(void* obj, int from_task) {
+    if (woken && objects.empty()) woken->push_back(wake_turn);
     objects.push_back(obj);
     if (tagged) senders.push_back(reinterpret_cast<void*>(static_cast<std::uintptr_t>(from_task) + 1));
   }
@@ -124,6 +130,9 @@ struct TaskBinding {
   int instance = 0;             // the task whose objects count_own counts (Role::instance)
   std::uint64_t dropped = 0;    // objects freed at once at a full pool (PoolDecl::limit)
   bool blocked = false;         // a hand-off found its pool full (Full::Block): the turn ends
+  // The CPU's woken processes, by turn, waiting to preempt (Program::wakeup Preempt); kept by
+  // the CPU's first copy, which lives as long as the pools that point at it.
+  std::deque<int> woken;
   std::vector<slub::KmemCache*> caches;  // by Program::caches index
   slub::Slub* slub = nullptr;
   std::vector<slub::Sheaf*> sheaves;     // a prefilled sheaf held per cache, or null
