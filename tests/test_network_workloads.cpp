@@ -102,19 +102,12 @@ TEST_CASE("network program format: roles, hand-offs and limits parse, and bad on
         "roles.sender.program[1].to");
   CHECK(error_after([](json& x) { x["groups"] = 0; }) == "groups");
   CHECK(error_after([](json& x) { x["tasks_per_cpu"] = 0; }) == "tasks_per_cpu");
-  CHECK(error_after([](json& x) { x["wakeup"] = "soon"; }) == "wakeup");
   CHECK(error_after([](json& x) {
           x["program"] = x["roles"]["sender"]["program"];
           x["ops_per_iteration"] = 1;
           x.erase("roles");
           x["tasks_per_cpu"] = 2;
         }) == "tasks_per_cpu");
-  CHECK(error_after([](json& x) {
-          x["program"] = x["roles"]["sender"]["program"];
-          x["ops_per_iteration"] = 1;
-          x.erase("roles");
-          x["wakeup"] = "preempt";
-        }) == "wakeup");
   // Nothing hands objects to q: count_own could only count the task's own objects, and the
   // limit could never be reached by another task.
   CHECK(error_after([](json& x) { x["roles"]["sender"]["program"][1].erase("to"); }) ==
@@ -180,22 +173,19 @@ TEST_CASE("tasks_per_cpu: each CPU time-shares copies that are tasks of their ow
   }
 }
 
-TEST_CASE("wakeup preempt: a woken reader takes the CPU at once, and the CPU goes back to its sender") {
+TEST_CASE("wakeup_preempts: a woken reader takes the CPU at once, and the CPU goes back to its sender") {
   // One CPU, a sender (5 us per packet) and its reader (20 ns) with a 100 us slice and 1 us
-  // switches. Queued wakeups: the sender fills its slice (20 packets), then the reader drains
-  // them, 2 switches per 20 packets, about 5.1 us a packet. Preempting wakeups: every packet
-  // wakes the reader, which preempts the sender, frees it and gives the CPU back: 2 switches
-  // per packet, about 7.0 us a packet.
+  // switches. EEVDF (a woken reader waits for the slice): the sender fills its slice (20
+  // packets), then the reader drains them, 2 switches per 20 packets, about 5.1 us a packet.
+  // CFS (wakeup_preempts): every packet wakes the reader, which preempts the sender, frees it
+  // and gives the CPU back: 2 switches per packet, about 7.0 us a packet.
   double us_per_packet[2] = {0, 0};
   for (int preempt : {0, 1}) {
     CAPTURE(preempt);
-    const std::string file = "/tmp/slubsim-test-wakeup-" + std::to_string(preempt) + ".json";
-    {
-      json doc = clone_program(0);
-      doc["wakeup"] = preempt ? "preempt" : "queue";
-      std::ofstream(file) << doc.dump(1);
-    }
-    json s = run_file(file, "small-2s-8c", "v6.17", "1");
+    const std::string file = "/tmp/slubsim-test-wakeup.json";
+    std::ofstream(file) << clone_program(0).dump(1);
+    json s = run_file(file, "small-2s-8c", "v6.17", "1",
+                      {std::string("kernel.wakeup_preempts=") + (preempt ? "true" : "false")});
     const double ops = get(s, "will-it-scale.1.processes");
     REQUIRE(ops > 0);
     us_per_packet[preempt] = 1e6 / ops;

@@ -114,14 +114,6 @@ struct ProgramParameter {
   bool placeholder = false;
 };
 
-// What a push into a waiting role's empty pool does to the CPU that role shares (Program::wakeup).
-//   Queue:   the woken process waits for its turn in the CPU's round-robin.
-//   Preempt: it runs at the CPU's next iteration boundary, and when it waits again the CPU
-//            returns to the process it preempted (CFS check_preempt_wakeup: a sleeper woken with
-//            a vruntime more than the wakeup granularity behind curr preempts it, and the last
-//            buddy brings curr back; kernel/sched/fair.c, 5.x).
-enum class Wakeup { Queue, Preempt };
-
 struct Program {
   std::string name;
   std::string file;
@@ -142,7 +134,6 @@ struct Program {
   // each). Copy k of CPU t is task k * nr_task + t, so a group of consecutive tasks spreads
   // over the CPUs as the load balancer spreads hackbench's processes.
   int tasks_per_cpu = 1;
-  Wakeup wakeup = Wakeup::Queue;  // with roles
   std::vector<ProgramParameter> parameters;
 };
 

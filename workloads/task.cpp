@@ -391,15 +391,18 @@ namespace {
 // would wait on an empty pool or a hand-off blocks, then the next process gets the CPU. The
 // CPU switches at iteration boundaries only, where a process would reach schedule() (a blocking
 // recv, or the tick finding its slice used up: kernel/sched/fair.c update_curr / resched_curr).
-// With Program::wakeup Preempt a process woken by a push into its empty pool takes the CPU at
-// the next boundary, and the CPU goes back to the process it preempted when the woken ones
-// wait again (check_preempt_wakeup, then the last buddy in pick_next_entity; 5.x).
-Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop) {
+// Where the kernel's scheduler lets a woken sleeper preempt (Kernel::wakeup_preempts: CFS, up
+// to 6.5), a process woken by a push into its empty pool takes the CPU at the next boundary,
+// and the CPU goes back to the process it preempted when the woken ones wait again
+// (check_preempt_wakeup, then the last buddy in pick_next_entity). Under EEVDF (6.6 on,
+// RUN_TO_PARITY) the woken process waits for its turn.
+Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop,
+                   bool wakeup_preempts) {
   // The CPU's processes in turn: copy k's role r is turn k * roles + r.
   const int n = static_cast<int>(p.roles.size());
   const int turns = n * static_cast<int>(copies.size());
   std::deque<int>* woken = nullptr;
-  if (p.wakeup == Wakeup::Preempt) {
+  if (wakeup_preempts) {
     woken = &copies.front()->woken;
     for (int t = 0; t < turns; ++t) {
       const Role& role = p.roles[static_cast<std::size_t>(t % n)];
@@ -457,9 +460,10 @@ Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copie
 
 }  // namespace
 
-Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop) {
+Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop,
+                  bool wakeup_preempts) {
   if (!p.roles.empty()) {
-    co_await run_roles(exec, p, std::move(copies), stop);
+    co_await run_roles(exec, p, std::move(copies), stop, wakeup_preempts);
     co_return;
   }
   TaskBinding& b = *copies.front();

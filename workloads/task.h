@@ -82,7 +82,7 @@ struct Pool {
   ObjectFifo senders;
   std::size_t limit = 0;  // PoolDecl::limit
   PoolDecl::Full full = PoolDecl::Full::Drop;
-  // A role that waits on this pool (Program::wakeup Preempt): a push into the empty pool
+  // A role that waits on this pool (Kernel::wakeup_preempts): a push into the empty pool
   // queues its turn on its CPU's list of woken processes (try_to_wake_up).
   std::deque<int>* woken = nullptr;
   int wake_turn = -1;
@@ -130,7 +130,7 @@ struct TaskBinding {
   int instance = 0;             // the task whose objects count_own counts (Role::instance)
   std::uint64_t dropped = 0;    // objects freed at once at a full pool (PoolDecl::limit)
   bool blocked = false;         // a hand-off found its pool full (Full::Block): the turn ends
-  // The CPU's woken processes, by turn, waiting to preempt (Program::wakeup Preempt); kept by
+  // The CPU's woken processes, by turn, waiting to preempt (Kernel::wakeup_preempts); kept by
   // the CPU's first copy, which lives as long as the pools that point at it.
   std::deque<int> woken;
   std::vector<slub::KmemCache*> caches;  // by Program::caches index
@@ -178,6 +178,9 @@ class StalledProgram : public std::runtime_error {
 };
 
 // copies: the tasks this CPU runs (Program::tasks_per_cpu of them; one without roles).
-Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop);
+// wakeup_preempts: the kernel's scheduler lets a role woken by a push into its empty pool take
+// the CPU at once (Kernel::wakeup_preempts; see run_roles).
+Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies, const Time& stop,
+                  bool wakeup_preempts = false);
 
 }  // namespace slubsim

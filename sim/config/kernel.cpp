@@ -73,7 +73,7 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   auto slice = root.at("sched_slice_us");
   k.sched_slice_us = slice.sourced_value_any().number();
   if (!(k.sched_slice_us > 0)) slice.at("value").fail("must be positive");
-  k.ksoftirqd_wakeup_preempts = root.at("ksoftirqd_wakeup_preempts").sourced_value_any().boolean();
+  k.wakeup_preempts = root.at("wakeup_preempts").sourced_value_any().boolean();
   root.check_known_fields();
   return k;
 }

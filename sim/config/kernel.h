@@ -28,10 +28,11 @@ struct Kernel {
   bool cpu_partial_objects = false;
   // Unset: the model's default (slub::Features, 5.16's 6 / 24 / 52 / 120).
   std::optional<std::array<std::uint32_t, 4>> cpu_partial_targets;
-  // The scheduler around ksoftirqd (models/softirq.h): the slice a nice-0 task runs when
-  // ksoftirqd is runnable too, and whether a woken ksoftirqd preempts the task at once.
+  // The scheduler (models/softirq.h, workloads/task.cpp run_roles): the slice a nice-0 task runs
+  // when ksoftirqd is runnable too, and whether a task woken after sleeping (ksoftirqd, a reader
+  // of a role program) preempts the running one at once (CFS) or waits for its slice (EEVDF).
   double sched_slice_us = 2800;
-  bool ksoftirqd_wakeup_preempts = false;
+  bool wakeup_preempts = false;
   bool has(const std::string& patch) const;
 };
 

@@ -238,13 +238,6 @@ Program parse_workload(const json& doc, const std::string& file) {
     if (!root.find("roles")) k->fail("only roles time-share a CPU: a program without roles runs one task per CPU");
     p.tasks_per_cpu = static_cast<int>(k->integer_in(1, 4096));
   }
-  if (auto w = root.find("wakeup")) {
-    if (!root.find("roles")) w->fail("only roles wait and are woken: a program without roles never sleeps");
-    const std::string m = w->str();
-    if (m == "queue") p.wakeup = Wakeup::Queue;
-    else if (m == "preempt") p.wakeup = Wakeup::Preempt;
-    else w->fail(fmt::format("unknown wakeup '{}' (queue, preempt)", m));
-  }
   std::map<std::string, Time> params;
   if (auto ps = root.find("parameters"))
     for (const auto& name : ps->keys()) {

@@ -139,7 +139,7 @@ RunResult simulate(const RunSpec& spec) {
       replay.tasks[t].work_factor = work_factor;
       cpu->start(replay_trace(*cpu, replay, t, *mine.front(), stop), 0);
     } else {
-      cpu->start(run_task(*cpu, program, std::move(mine), stop), 0);
+      cpu->start(run_task(*cpu, program, std::move(mine), stop, spec.kernel && spec.kernel->wakeup_preempts), 0);
     }
     cpus.push_back(std::move(cpu));
   }

@@ -188,7 +188,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;
   p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);
-  p.softirq.wakeup_preempts = k.ksoftirqd_wakeup_preempts;
+  p.softirq.wakeup_preempts = k.wakeup_preempts;
   switch (k.frontend) {
     case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
     case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;
