@@ -18,10 +18,10 @@ TEST_CASE("job: nr_task accepts counts and percentages of logical CPUs") {
 TEST_CASE("job: sheaf capacity is a sweep of plain values or one per-cache setting") {
   auto sweep = parse_sheaf_capacity("32,64,128,256");
   REQUIRE(sweep.size() == 4);
-  CHECK(sweep[1].per_cache[0].second == 64);
+  CHECK(sweep[1].knobs.sheaf_capacity[0].second == 64);
   auto named = parse_sheaf_capacity("maple_node=64,vm_area_struct=32");
   REQUIRE(named.size() == 1);
-  CHECK(named[0].per_cache.size() == 2);
+  CHECK(named[0].knobs.sheaf_capacity.size() == 2);
   CHECK(parse_sheaf_capacity("").size() == 1);
   CHECK_THROWS_AS(parse_sheaf_capacity("0"), ConfigError);
   CHECK_THROWS_AS(parse_sheaf_capacity("=5"), ConfigError);
@@ -29,8 +29,40 @@ TEST_CASE("job: sheaf capacity is a sweep of plain values or one per-cache setti
   auto one_cache = parse_sheaf_capacity("maple_node=32,64,128");
   REQUIRE(one_cache.size() == 3);
   CHECK(one_cache[2].text == "maple_node=128");
-  CHECK(one_cache[2].per_cache[0].first == "maple_node");
+  CHECK(one_cache[2].knobs.sheaf_capacity[0].first == "maple_node");
   CHECK_THROWS_AS(parse_sheaf_capacity("maple_node=32,64,vm_area_struct=32"), ConfigError);
+}
+
+TEST_CASE("job: --sysfs writes the runtime-tuning RFC's sheaf knobs, one setting per ';'") {
+  auto two = parse_sysfs("maple_node/sheaf_capacity=64,maple_node/max_full_sheaves=20;*/max_empty_sheaves=0");
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].sysfs);
+  CHECK(two[0].knobs.sheaf_capacity == std::vector<std::pair<std::string, int>>{{"maple_node", 64}});
+  CHECK(two[0].knobs.max_full_sheaves == std::vector<std::pair<std::string, int>>{{"maple_node", 20}});
+  CHECK(two[0].knobs.max_empty_sheaves.empty());
+  CHECK(two[1].knobs.max_empty_sheaves == std::vector<std::pair<std::string, int>>{{"", 0}});
+  // A label names a directory: no '/' in it.
+  CHECK(two[0].label_suffix() == "_maple_node.sheaf_capacity=64,maple_node.max_full_sheaves=20");
+  CHECK(parse_sheaf_capacity("64")[0].label_suffix() == "_sheaf_capacity=64");
+  CHECK(two[1].label_suffix() == "_all.max_empty_sheaves=0");
+  CHECK(parse_sysfs("").size() == 1);
+  // What each refusal says.
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_sysfs(text);
+    } catch (const ConfigError& e) {
+      CHECK(e.field() == "--sysfs");
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("maple_node=64").find("CACHE/KNOB=N") != std::string::npos);
+  CHECK(error_of("maple_node/capacity=64").find("unknown knob 'capacity'") != std::string::npos);
+  CHECK(error_of("maple_node/sheaf_capacity=0").find("between 1 and 4096") != std::string::npos);
+  CHECK(error_of("maple_node/max_full_sheaves=5000").find("between 0 and 4096") != std::string::npos);
+  CHECK(error_of("/max_full_sheaves=5").find("names no cache") != std::string::npos);
+  CHECK(error_of("maple_node/max_full_sheaves=x").find("not a whole number") != std::string::npos);
+  CHECK(error_of("a/max_full_sheaves=1,a/max_full_sheaves=2").find("twice") != std::string::npos);
 }
 
 TEST_CASE("job: durations need units") {

@@ -57,6 +57,41 @@ TEST_CASE("sheaf sweep: one result per capacity, barn-lock contention falls as c
   CHECK(ops[1] > ops[0]);
 }
 
+TEST_CASE("--sysfs: the barn limits of the runtime-tuning RFC, per cache, one variant per setting") {
+  // sheaf-burst on 8 CPUs fills maple_node's barns: at the kernel's limit of 10 full sheaves a
+  // few puts fail; with max_full_sheaves=0 every full sheaf is flushed to slabs instead (no put
+  // succeeds, no barn_lock is taken for it); with 64 none fails.
+  JobRequest r = test::job_request("small-2s-8c", "sheaf-burst", "v7.0", "8", "4ms", "2ms");
+  r.sysfs = "*/max_full_sheaves=10;maple_node/max_full_sheaves=0;*/max_full_sheaves=64";
+  r.jobs = 2;
+  Job job = resolve_job(r);
+  json all = stdout_stats(job, run_job(job, {}));
+  const std::string ten = "v7.0_all.max_full_sheaves=10", zero = "v7.0_maple_node.max_full_sheaves=0",
+                    many = "v7.0_all.max_full_sheaves=64";
+  REQUIRE(all.size() == 3);
+  REQUIRE(all.contains(ten));
+  REQUIRE(all.contains(zero));
+  REQUIRE(all.contains(many));
+  const std::string st = "slub_stats.maple_node.";
+  CHECK(get(all[ten], st + "barn_put") > 1000);
+  CHECK(get(all[ten], st + "barn_put_fail") > 0);
+  CHECK(get(all[zero], st + "barn_put") == 0);
+  CHECK(get(all[zero], st + "barn_put_fail") > get(all[ten], st + "barn_put"));
+  CHECK(get(all[many], st + "barn_put_fail") == 0);
+  CHECK(get(all[many], "slab_objects.maple_node.barn") > get(all[ten], "slab_objects.maple_node.barn"));
+  // The kernel's default is 10: the explicit write changes nothing.
+  r.sysfs.clear();
+  Job plain = resolve_job(r);
+  json def = stdout_stats(plain, run_job(plain, {}));
+  CHECK(def.dump() == all[ten].dump());
+  // A cache the caches file does not have is refused, naming the option.
+  r.sysfs = "no_such_cache/max_full_sheaves=1";
+  CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("no_such_cache"), ConfigError);
+  r.sheaf_capacity = "64";
+  r.sysfs = "*/max_full_sheaves=1";
+  CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("not both"), ConfigError);
+}
+
 TEST_CASE("sheaf sweep: kfree_rcu traffic shows objects and memory waiting for a grace period") {
   for (const std::string kernel : {"v6.17", "v6.19", "v7.0"}) {
     json s = kfree_rcu_stats(kernel, true);

@@ -45,6 +45,9 @@ struct KmemCache {
   std::vector<KmemCacheNode> node;
   std::vector<KmemCacheCpu> cpu;
   std::uint32_t sheaf_capacity = 0;  // 0: no sheaves
+  // The barn's limits on this cache's sheaves per node (MAX_FULL_SHEAVES / MAX_EMPTY_SHEAVES,
+  // or the runtime-tuning RFC's per-cache max_full_sheaves / max_empty_sheaves).
+  std::uint32_t barn_max_full = 0, barn_max_empty = 0;
   std::vector<PercpuSheaves> pcs;    // per CPU, when sheaf_capacity > 0
   std::vector<std::uint32_t> random_seq;  // CONFIG_SLAB_FREELIST_RANDOM object order
   StatCounters stats{};

@@ -27,7 +27,9 @@ struct CacheSpec {
   bool typesafe_by_rcu = false;   // SLAB_TYPESAFE_BY_RCU: empty slabs are freed after a grace period
   bool freeptr_outside = false;   // free pointer stored after the object (RCU/ctor without freeptr_offset)
   std::uint32_t sheaf_capacity = 0;  // explicit args.sheaf_capacity (6.18+; a minimum in 7.0)
-  // Per-cache knobs (sysfs cpu_partial, min_partial, order), unset = the kernel's own choice.
+  // Per-cache knobs (sysfs cpu_partial, min_partial, order; the runtime-tuning RFC's
+  // max_full_sheaves and max_empty_sheaves), unset = the kernel's own choice.
+  std::optional<std::uint32_t> barn_max_full, barn_max_empty;
   std::optional<std::uint32_t> cpu_partial;
   std::optional<std::uint32_t> min_partial;
   std::optional<int> order;

@@ -447,7 +447,7 @@ class Sheaves final : public Frontend {
     Barn& barn = s.node[sheaf->node].barn;
     if (!sheaf->empty()) {
       co_await e.read(barn.line);  // racy nr_full
-      if (barn.nr_full() < f_.barn_max_full) {
+      if (barn.nr_full() < s.barn_max_full) {
         co_await barn_put_full_sheaf(e, barn, sheaf);
         s.stat(Stat::BARN_PUT);
         co_return;
@@ -456,7 +456,7 @@ class Sheaves final : public Frontend {
       co_await flush_sheaf(e, s, sheaf);
     }
     co_await e.read(barn.line);  // racy nr_empty
-    if (barn.nr_empty() < f_.barn_max_empty) co_await barn_put_empty_sheaf(e, barn, sheaf);
+    if (barn.nr_empty() < s.barn_max_empty) co_await barn_put_empty_sheaf(e, barn, sheaf);
     else free_sheaf(s, sheaf);
   }
 
@@ -538,7 +538,7 @@ class Sheaves final : public Frontend {
     Barn& barn = s.node[e.mem_node()].barn;
     co_await e.read(barn.line);
     bool refilled = false;
-    if (barn.nr_full() < f_.barn_max_full) refilled = co_await refill(e, s, sheaf);
+    if (barn.nr_full() < s.barn_max_full) refilled = co_await refill(e, s, sheaf);
     if (refilled) {
       co_await barn_put_full_sheaf(e, barn, sheaf);
       s.stat(Stat::BARN_PUT);
@@ -682,11 +682,11 @@ class Sheaves final : public Frontend {
   }
 
   // barn_replace_full_sheaf: our full sheaf for an empty one. 0, kE2Big or kENoMem.
-  Co<int> barn_replace_full_sheaf(Exec& e, KmemCache&, Barn& barn, Sheaf* full, Sheaf** empty) {
+  Co<int> barn_replace_full_sheaf(Exec& e, KmemCache& s, Barn& barn, Sheaf* full, Sheaf** empty) {
     Frame frame(e, "barn_replace_full_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy pre-checks
-    if (barn.nr_full() >= f_.barn_max_full) co_return kE2Big;
+    if (barn.nr_full() >= s.barn_max_full) co_return kE2Big;
     if (barn.empty.empty()) co_return kENoMem;
     co_await e.lock(barn.lock);
     int r = kENoMem;

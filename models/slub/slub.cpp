@@ -30,6 +30,8 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
       case FrontendKind::Sheaves: s->sheaf_capacity = sheaf_capacity_auto(s->geo.size, spec.sheaf_capacity); break;
       default: s->sheaf_capacity = 0; break;
     }
+    s->barn_max_full = spec.barn_max_full.value_or(p_.features.barn_max_full);
+    s->barn_max_empty = spec.barn_max_empty.value_or(p_.features.barn_max_empty);
     if (s->sheaf_capacity > 0) {
       s->pcs.resize(numa.nr_cpus);
       for (int n = 0; n < numa.nr_nodes; ++n) {

@@ -77,6 +77,8 @@ void add_job_options(po::options_description& d, JobRequest& r) {
        "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0")
       ("sheaf-capacity", po::value(&r.sheaf_capacity),
        "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep, ';' joins settings of several caches; e.g. --sheaf-capacity maple_node=64 or 32,64,128 or 'maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32'")
+      ("sysfs", po::value(&r.sysfs),
+       "CACHE/KNOB=N[,...]: write the sheaf knobs of the runtime-tuning RFC's /sys/kernel/slab/CACHE/ (sheaf_capacity, max_full_sheaves, max_empty_sheaves; CACHE '*' is every cache with sheaves); ';' joins settings, a sweep; e.g. --sysfs 'maple_node/sheaf_capacity=64,maple_node/max_full_sheaves=20;maple_node/sheaf_capacity=128'")
       ("set", po::value(&r.sets)->composing(),
        "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1")
       ("patch", po::value(&r.patches)->composing(),

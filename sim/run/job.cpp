@@ -164,7 +164,7 @@ std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
     for (const auto& it : items) {
       CapacitySetting c;
       c.text = it.cache.empty() ? fmt::format("{}", it.value) : fmt::format("{}={}", it.cache, it.value);
-      c.per_cache.emplace_back(it.cache, it.value);
+      c.knobs.sheaf_capacity.emplace_back(it.cache, it.value);
       out.push_back(c);
     }
     return out;
@@ -177,9 +177,64 @@ std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
   for (const auto& it : items) {
     if (!c.text.empty()) c.text += ",";
     c.text += fmt::format("{}={}", it.cache, it.value);
-    c.per_cache.emplace_back(it.cache, it.value);
+    c.knobs.sheaf_capacity.emplace_back(it.cache, it.value);
   }
   return {c};
+}
+
+std::string CapacitySetting::label_suffix() const {
+  if (text.empty()) return "";
+  if (!sysfs) return "_sheaf_capacity=" + text;
+  // A label names a directory: CACHE/KNOB becomes CACHE.KNOB, and '*' (every cache) "all".
+  std::string t;
+  for (char ch : text) t += ch == '/' ? std::string(".") : ch == '*' ? std::string("all") : std::string(1, ch);
+  return "_" + t;
+}
+
+std::vector<CapacitySetting> parse_sysfs(const std::string& text) {
+  if (text.empty()) return {CapacitySetting{}};
+  auto bad = [](const std::string& what) { return ConfigError("command line", "--sysfs", what); };
+  std::vector<CapacitySetting> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto semi = text.find(';', start);
+    const std::string group = text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+    CapacitySetting c;
+    c.sysfs = true;
+    c.text = group;
+    std::size_t at = 0;
+    while (true) {
+      const auto comma = group.find(',', at);
+      const std::string item = group.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      const auto slash = item.find('/'), eq = item.find('=');
+      if (slash == std::string::npos || eq == std::string::npos || eq < slash)
+        throw bad(fmt::format("'{}' is not CACHE/KNOB=N (e.g. maple_node/sheaf_capacity=64)", item));
+      std::string cache = item.substr(0, slash);
+      const std::string knob = item.substr(slash + 1, eq - slash - 1), num = item.substr(eq + 1);
+      if (cache.empty()) throw bad(fmt::format("'{}' names no cache ('*' is every cache with sheaves)", item));
+      if (cache == "*") cache.clear();
+      if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 5)
+        throw bad(fmt::format("'{}': '{}' is not a whole number", item, num));
+      const int n = std::stoi(num);
+      std::vector<std::pair<std::string, int>>* list = nullptr;
+      int lo = 0;
+      if (knob == "sheaf_capacity") list = &c.knobs.sheaf_capacity, lo = 1;
+      else if (knob == "max_full_sheaves") list = &c.knobs.max_full_sheaves;
+      else if (knob == "max_empty_sheaves") list = &c.knobs.max_empty_sheaves;
+      else
+        throw bad(fmt::format("'{}': unknown knob '{}' (sheaf_capacity, max_full_sheaves, max_empty_sheaves)",
+                              item, knob));
+      if (n < lo || n > 4096) throw bad(fmt::format("'{}': {} must be between {} and 4096", item, knob, lo));
+      for (const auto& [other, value] : *list)
+        if (other == cache) throw bad(fmt::format("'{}': {} of this cache is written twice in one setting", item, knob));
+      list->emplace_back(cache, n);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    out.push_back(std::move(c));
+    if (semi == std::string::npos) return out;
+    start = semi + 1;
+  }
 }
 
 namespace {
@@ -350,7 +405,7 @@ std::vector<std::string> settle_warnings(const Job& job, const JobResult& res) {
 // those layers hold grow with the run and are bounded by the nodes' memory.
 StateEstimate estimate_state(const Job& job, const Variant& v) {
   const Machine& m = job.machine;
-  const slub::Params p = slub_params(m, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.per_cache);
+  const slub::Params p = slub_params(m, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.knobs);
   // Host bytes of one object held by a layer: its free-pointer word plus a share of its slab.
   constexpr double kObjectBytes = sizeof(void*) + sizeof(void*);
   constexpr double kTaskBytes = 16384;  // a task's Cpu, frames, binding and pools (order of magnitude)
@@ -362,15 +417,16 @@ StateEstimate estimate_state(const Job& job, const Variant& v) {
     if (v.kernel.frontend == Frontend::Sheaves) cap = slub::sheaf_capacity_auto(c.object_size, cap);
     const double sheaf = sizeof(slub::Sheaf) + cap * (sizeof(void*) + kObjectBytes);
     e.cpus += cpus * (sizeof(slub::KmemCacheCpu) + (cap ? 3 * sheaf : 0));
-    e.nodes += nodes * (sizeof(slub::KmemCacheNode) +
-                        (cap ? (static_cast<double>(v.kernel.barn_max_full) + v.kernel.barn_max_empty) * sheaf : 0));
+    const double barn = static_cast<double>(c.barn_max_full.value_or(v.kernel.barn_max_full)) +
+                        c.barn_max_empty.value_or(v.kernel.barn_max_empty);
+    e.nodes += nodes * (sizeof(slub::KmemCacheNode) + (cap ? barn * sheaf : 0));
   }
   e.pages = cpus * nodes * (slub::kPcpMaxOrder + 1) * sizeof(std::int64_t) + nodes * nodes * 3 * sizeof(Time);
   return e;
 }
 
 std::vector<SheafCapacity> sheaf_capacities(const Job& job, const Variant& v) {
-  const slub::Params p = slub_params(job.machine, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.per_cache);
+  const slub::Params p = slub_params(job.machine, v.kernel, job.caches, job.slub_costs, false, 1, v.capacity.knobs);
   // The caches the program's steps use on this kernel (steps limited to others left out).
   std::vector<bool> used(job.program.caches.size(), job.trace != nullptr);
   std::function<void(const std::vector<Step>&)> mark = [&](const std::vector<Step>& steps) {
@@ -483,14 +539,16 @@ Job resolve_job(const JobRequest& req) {
                                       "for the others (use --trace-map replicated)",
                                       n, job.trace->cpus.size()));
 
-  auto capacities = parse_sheaf_capacity(req.sheaf_capacity);
+  if (!req.sheaf_capacity.empty() && !req.sysfs.empty())
+    throw ConfigError("command line", "--sysfs",
+                      "give the capacities as --sysfs CACHE/sheaf_capacity=N or as --sheaf-capacity, not both");
+  auto capacities = req.sysfs.empty() ? parse_sheaf_capacity(req.sheaf_capacity) : parse_sysfs(req.sysfs);
   for (const auto& cap : capacities)
-    for (const auto& setting : cap.per_cache) {
+    for (const auto& setting : cap.knobs.all()) {
       const std::string& cache = setting.first;  // not a structured binding: clang 14 cannot capture one
       if (!cache.empty() && std::none_of(job.caches.begin(), job.caches.end(),
                                          [&](const slub::CacheSpec& c) { return c.name == cache; }))
-        throw ConfigError("command line", "--sheaf-capacity",
-                          fmt::format("cache '{}' is not in {}", cache, caches_file));
+        throw ConfigError("command line", cap.option(), fmt::format("cache '{}' is not in {}", cache, caches_file));
     }
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
@@ -514,14 +572,14 @@ Job resolve_job(const JobRequest& req) {
     bool dropped = false;
     for (const auto& given : capacities) {
       CapacitySetting cap = given;
+      const auto knobs = cap.knobs.all();
       if (!cap.text.empty() && capacities.size() > 1 &&
-          std::none_of(cap.per_cache.begin(), cap.per_cache.end(), [&](const auto& s) { return has_sheaves(s.first); })) {
+          std::none_of(knobs.begin(), knobs.end(), [&](const auto& s) { return has_sheaves(s.first); })) {
         if (dropped) continue;
         dropped = true;
         cap = CapacitySetting{};
-        job.notes.push_back(fmt::format("{} has no sheaves for the caches --sheaf-capacity names: it runs once, at "
-                                        "its own settings",
-                                        kname));
+        job.notes.push_back(fmt::format("{} has no sheaves for the caches {} names: it runs once, at its own settings",
+                                        kname, given.option()));
       }
       Variant v{k, cap, k.name, kname};
       if (!job.trace)
@@ -531,7 +589,7 @@ Job resolve_job(const JobRequest& req) {
                                         "pool '{}', which no step allocates into: every iteration would free "
                                         "nothing, forever",
                                         k.name, job.program.pools[static_cast<std::size_t>(u)].name));
-      if (!cap.text.empty()) v.label += "_sheaf_capacity=" + cap.text;
+      v.label += cap.label_suffix();
       const StateEstimate st = estimate_state(job, v);
       if (st.total() > kMaxStateBytes)
         throw ConfigError(kfile, "",
@@ -544,7 +602,7 @@ Job resolve_job(const JobRequest& req) {
                                       kMaxStateBytes / kGiB));
       for (const auto& other : job.variants)
         if (other.label == v.label)
-          throw ConfigError("command line", "--kernel/--sheaf-capacity",
+          throw ConfigError("command line", "--kernel/" + cap.option(),
                             fmt::format("variant {} is given twice", v.label));
       job.variants.push_back(v);
     }
@@ -585,7 +643,7 @@ RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bo
   spec.settle_rule = job.settle_rule;
   spec.interval = job.interval;
   spec.caches = &job.caches;
-  spec.capacity = &job.variants[u.variant].capacity.per_cache;
+  spec.capacity = &job.variants[u.variant].capacity.knobs;
   spec.slub_costs = &job.slub_costs;
   spec.validate = job.request.validate;
   spec.trace = job.trace.get();

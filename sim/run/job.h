@@ -35,6 +35,7 @@ struct JobRequest {
   std::string nr_task = "1,25%,50%,100%";
   std::string kernel = "v6.17";
   std::string sheaf_capacity;  // "" = the kernel's own
+  std::string sysfs;           // --sysfs: CACHE/KNOB=N writes of the sheaf knobs ("" = none)
   std::vector<std::string> sets;
   std::vector<std::string> patches;  // "+NAME" / "-NAME" on top of every kernel preset
   int runs = 1;
@@ -55,10 +56,15 @@ struct JobRequest {
 inline constexpr const char* kFixedWarmup = "20ms";
 inline constexpr const char* kFixedDuration = "12ms";
 
-// One value of the --sheaf-capacity axis: "64" (every sheaf cache) or "maple_node=64,...".
+// One value of the --sheaf-capacity axis ("64": every sheaf cache, or "maple_node=64,...") or of
+// the --sysfs axis ("maple_node/sheaf_capacity=64,maple_node/max_full_sheaves=20").
 struct CapacitySetting {
-  std::string text;                                     // as given, "" = kernel default
-  std::vector<std::pair<std::string, int>> per_cache;   // cache "" = every sheaf cache
+  std::string text;  // as given, "" = kernel default
+  SheafKnobs knobs;
+  bool sysfs = false;  // given as --sysfs
+  std::string option() const { return sysfs ? "--sysfs" : "--sheaf-capacity"; }
+  // What the variant's label adds to the kernel's name ("" for the kernel default).
+  std::string label_suffix() const;
 };
 
 struct Variant {
@@ -179,6 +185,10 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
 std::vector<std::string> split_list(const std::string& text);  // "a,b" -> {"a", "b"}
 std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);
 std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text);
+// --sysfs: settings joined by ';', each a comma list of CACHE/KNOB=N, KNOB one of the runtime-
+// tuning RFC's sheaf_capacity (1-4096), max_full_sheaves and max_empty_sheaves (0-4096), CACHE a
+// cache name or '*' (every cache with sheaves).
+std::vector<CapacitySetting> parse_sysfs(const std::string& text);
 
 // Find configs: NAME resolves to <home>/<dir>/NAME.json; anything with a '/' or ending in
 // .json is a path.

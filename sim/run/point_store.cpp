@@ -328,6 +328,7 @@ json request_fields(const JobRequest& r) {
   d["nr_task"] = r.nr_task;
   d["kernel"] = r.kernel;
   d["sheaf_capacity"] = r.sheaf_capacity;
+  if (!r.sysfs.empty()) d["sysfs"] = r.sysfs;  // only when given: older descriptions stay the same
   d["set"] = r.sets;
   d["patch"] = r.patches;
   d["runs"] = r.runs;

@@ -75,7 +75,7 @@ RunResult simulate(const RunSpec& spec) {
   if (spec.caches && spec.slub_costs && spec.kernel)
     slub = std::make_unique<slub::Slub>(
         world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed,
-                           spec.capacity ? *spec.capacity : CapacityOverride{}));
+                           spec.capacity ? *spec.capacity : SheafKnobs{}));
   if (slub) slub->set_busy_cpus(task_cpu);
   const Program program = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
   // Copy k of CPU t's processes is task k * nr_task + t (Program::tasks_per_cpu).

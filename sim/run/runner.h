@@ -45,7 +45,7 @@ struct RunSpec {
   Options options;
   const std::vector<slub::CacheSpec>* caches = nullptr;
   const SlubCostConfig* slub_costs = nullptr;
-  const CapacityOverride* capacity = nullptr;  // --sheaf-capacity value of this variant
+  const SheafKnobs* capacity = nullptr;  // --sheaf-capacity / --sysfs setting of this variant
   bool validate = false;  // SLUB validation mode: every object in one place, checked at the end
   // A trace replay instead of the program's steps: `program` then only names the caches the
   // trace uses (in Trace::caches order) and has no steps.

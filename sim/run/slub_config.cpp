@@ -158,9 +158,16 @@ slub::Numa numa_of(const Machine& m) {
   return n;
 }
 
+std::vector<std::pair<std::string, int>> SheafKnobs::all() const {
+  auto out = sheaf_capacity;
+  out.insert(out.end(), max_full_sheaves.begin(), max_full_sheaves.end());
+  out.insert(out.end(), max_empty_sheaves.begin(), max_empty_sheaves.end());
+  return out;
+}
+
 slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
                          const SlubCostConfig& costs, bool validate, std::uint64_t seed,
-                         const CapacityOverride& capacity) {
+                         const SheafKnobs& knobs) {
   slub::Params p;
   p.caches = caches;
   // Sheaf capacities: the kernel's explicit ones, then the command line's. A plain value
@@ -171,10 +178,19 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
     for (const auto& [name, cap] : k.sheaf_capacity)
       if (name == c.name) c.sheaf_capacity = cap;
   }
-  for (const auto& [name, cap] : capacity)
+  auto applies = [&k](const std::string& name, const slub::CacheSpec& c) {
+    return name == c.name || (name.empty() && (c.sheaf_capacity > 0 || k.frontend == Frontend::Sheaves));
+  };
+  for (const auto& [name, cap] : knobs.sheaf_capacity)
     for (auto& c : p.caches)
-      if (name == c.name || (name.empty() && (c.sheaf_capacity > 0 || k.frontend == Frontend::Sheaves)))
-        c.sheaf_capacity = static_cast<std::uint32_t>(cap);
+      if (applies(name, c)) c.sheaf_capacity = static_cast<std::uint32_t>(cap);
+  // The barn limits (after the capacities, which decide which caches have sheaves).
+  for (const auto& [name, n] : knobs.max_full_sheaves)
+    for (auto& c : p.caches)
+      if (applies(name, c)) c.barn_max_full = static_cast<std::uint32_t>(n);
+  for (const auto& [name, n] : knobs.max_empty_sheaves)
+    for (auto& c : p.caches)
+      if (applies(name, c)) c.barn_max_empty = static_cast<std::uint32_t>(n);
   p.features.barn_max_full = k.barn_max_full;
   p.features.barn_max_empty = k.barn_max_empty;
   p.features.pcs_batch_max = k.pcs_batch_max;

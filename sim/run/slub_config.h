@@ -22,14 +22,22 @@ struct SlubCostConfig {
   SoftirqLimits softirq;
   Time trace_handoff_poll = 0;
 };
-// One --sheaf-capacity value: cache "" = every cache that has sheaves in that kernel.
-using CapacityOverride = std::vector<std::pair<std::string, int>>;
+// Per-cache writes of the sheaf knobs, named as the runtime-tuning RFC's sysfs files
+// (/sys/kernel/slab/CACHE/sheaf_capacity, max_full_sheaves, max_empty_sheaves; Harry Yoo, May
+// 2026): one --sheaf-capacity or --sysfs setting. Cache "" = every cache that has sheaves in that
+// kernel; unset = the kernel's own value.
+struct SheafKnobs {
+  std::vector<std::pair<std::string, int>> sheaf_capacity, max_full_sheaves, max_empty_sheaves;
+  bool empty() const { return sheaf_capacity.empty() && max_full_sheaves.empty() && max_empty_sheaves.empty(); }
+  // Every (cache, value) of the three knobs.
+  std::vector<std::pair<std::string, int>> all() const;
+};
 // log: the ReadLog shared by every parser of the cost model (the caller checks its fields), or
 // nullptr when nothing checks them.
 SlubCostConfig parse_slub_costs(const json& costs_doc, const std::string& file, std::shared_ptr<ReadLog> log = nullptr);
 slub::Numa numa_of(const Machine& m);
 slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<slub::CacheSpec>& caches,
                          const SlubCostConfig& costs, bool validate, std::uint64_t seed,
-                         const CapacityOverride& capacity = {});
+                         const SheafKnobs& knobs = {});
 
 }  // namespace slubsim

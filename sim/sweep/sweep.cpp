@@ -67,6 +67,7 @@ void read_fields(const JsonView& doc, SweepRequest& r) {
   }
   if (auto v = doc.find("kernel")) b.kernel = join(list_field(*v, false), ",");
   if (auto v = doc.find("sheaf_capacity")) b.sheaf_capacity = join(list_field(*v, false), ";");
+  if (auto v = doc.find("sysfs")) b.sysfs = join(list_field(*v, false), ";");
   if (auto v = doc.find("nr_task")) b.nr_task = join(list_field(*v, true), ",");
   if (auto v = doc.find("set")) {
     b.sets.clear();
@@ -175,7 +176,7 @@ json sweep_plan(const Sweep& s) {
                                      r.trace_map,  "--trace-speed", r.trace_speed, "--costs",  r.costs,
                                      "--caches",   r.caches,     "--mode",     r.mode,     "--kernel",
                                      v.kernel_arg};
-    if (!v.capacity.text.empty()) args.insert(args.end(), {"--sheaf-capacity", v.capacity.text});
+    if (!v.capacity.text.empty()) args.insert(args.end(), {v.capacity.option(), v.capacity.text});
     for (const auto& p2 : r.patches) args.push_back("--patch=" + p2);
     for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
     args.insert(args.end(), {"--nr-task", std::to_string(nr_task), "--runs", "1", "--seed", std::to_string(seed)});
