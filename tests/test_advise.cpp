@@ -1,0 +1,84 @@
+// The advisor's plan and choice (sim/advise/choose.h): which settings a search evaluates, and
+// how it picks among settled results with confidence intervals and a memory budget.
+#include <doctest/doctest.h>
+
+#include "sim/advise/choose.h"
+
+using namespace slubsim;
+
+namespace {
+CacheKnobs knobs(const std::string& cache, int capacity) {
+  CacheKnobs c;
+  c.cache = cache;
+  c.defaults[0] = capacity;
+  c.defaults[1] = 10;
+  c.defaults[2] = 10;
+  c.values[0] = {4, 8, 16, 32, 64, 128, 256};
+  c.values[1] = {1, 2, 4, 8, 16, 32, 64};
+  c.values[2] = {1, 2, 4, 8, 16, 32, 64};
+  return c;
+}
+}  // namespace
+
+TEST_CASE("advise plan: the defaults, then every knob value alone, without repeating the defaults") {
+  const std::vector<CacheKnobs> caches = {knobs("maple_node", 32), knobs("vm_area_struct", 40)};
+  const auto plan = one_at_a_time(caches);
+  // maple_node: capacity 32 is its default (6 others); vm_area_struct's 40 is not a power of
+  // two (all 7); each barn limit 7 values, none of them 10.
+  REQUIRE(plan.size() == 1 + (6 + 7 + 7) + (7 + 7 + 7));
+  CHECK(plan[0].sysfs().empty());
+  CHECK(plan[1].sysfs() == "maple_node/sheaf_capacity=4");
+  CHECK(plan[7].sysfs() == "maple_node/max_full_sheaves=1");
+  CHECK(plan.back().sysfs() == "vm_area_struct/max_empty_sheaves=64");
+  for (std::size_t i = 1; i < plan.size(); ++i) CHECK(plan[i].writes.size() == 1);
+
+  // The second stage writes each kept value together; a value equal to the default is not written.
+  std::vector<std::array<std::optional<int>, 3>> best(2);
+  best[0] = {64, std::nullopt, 10};
+  best[1] = {std::nullopt, 32, std::nullopt};
+  CHECK(combine(caches, best).sysfs() == "maple_node/sheaf_capacity=64,vm_area_struct/max_full_sheaves=32");
+}
+
+TEST_CASE("advise choice: ties inside the confidence intervals go to the cheaper setting") {
+  // a and b are tied (|100 - 98| < hypot(2, 2)); c is clearly slower; a costs more memory.
+  std::vector<Outcome> o = {
+      {"", 90, 1, 1000},
+      {"a", 100, 2, 5000},
+      {"b", 98, 2, 2000},
+      {"c", 80, 1, 500},
+  };
+  CHECK(beats(o[1], o[0]));
+  CHECK_FALSE(beats(o[1], o[2]));
+  Choice c = choose(o, 0);
+  REQUIRE(c.best);
+  CHECK(o[*c.best].setting == "b");
+  CHECK(o[*c.runner_up].setting == "a");
+  CHECK(c.defaults == 0u);
+  CHECK_FALSE(c.gain_is_tie);
+
+  // A budget of 1500 kB leaves the defaults and c: the defaults are faster.
+  c = choose(o, 1500);
+  CHECK(o[*c.best].setting.empty());
+  CHECK(c.over_budget == 2);
+  REQUIRE(c.fastest_unbudgeted);
+  CHECK(o[*c.fastest_unbudgeted].setting == "a");
+  CHECK(o[*c.runner_up].setting == "c");
+
+  // Nothing fits: no recommendation, and what was excluded is counted.
+  c = choose(o, 100);
+  CHECK_FALSE(c.best);
+  CHECK(c.over_budget == 4);
+
+  // A gain inside the intervals at the same memory keeps the defaults; an unsettled result is
+  // never chosen.
+  std::vector<Outcome> close = {{"x", 102, 3, 1000}, {"", 100, 3, 1000}, {"y", 150, 1, 900, false}};
+  c = choose(close, 0);
+  CHECK(close[*c.best].setting.empty());
+  CHECK(close[*c.runner_up].setting == "x");
+  CHECK(c.gain_is_tie);
+  // The same gain at less memory is taken, and reported as a tie in throughput.
+  close[0].memory_kb = 800;
+  c = choose(close, 0);
+  CHECK(close[*c.best].setting == "x");
+  CHECK(c.gain_is_tie);
+}
