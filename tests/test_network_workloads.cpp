@@ -243,9 +243,12 @@ TEST_CASE("slabinfo shares: computed from the cache's SLUB_STATS as tools/mm/sla
 TEST_CASE("2021 cpu partial accounting: free objects (v5.15) against slabs (v5.15-pages), same targets") {
   // skbuff_head_cache, 256 B: cpu_partial 13 objects in both; as slabs DIV_ROUND_UP(26, objects
   // per slab). Counting free objects lets a list of slabs with one free object each grow to 13
-  // slabs before it drains; counting slabs drains it at two.
+  // slabs before it drains; counting slabs drains it at two. Queued wakeups (one sender/receiver
+  // pair per CPU whose receiver preempted at each wakeup would free every message into its
+  // still-current cpu slab, and no list would form in the 4 ms window).
   auto drains = [&](const std::string& kernel) {
-    const json s = run_file("sched-messaging", "vm-8vcpu-1n", kernel, "8", {"workload.groups=1"});
+    const json s = run_file("sched-messaging", "vm-8vcpu-1n", kernel, "8",
+                            {"workload.groups=1", "kernel.wakeup_preempts=false"});
     const double allocs = get(s, "slub_stats.skbuff_head_cache.alloc_fastpath") + get(s, "slub_stats.skbuff_head_cache.alloc_slowpath");
     REQUIRE(allocs > 0);
     return get(s, "slub_stats.skbuff_head_cache.cpu_partial_drain") / allocs;
