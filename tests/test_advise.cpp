@@ -41,7 +41,7 @@ TEST_CASE("advise plan: the defaults, then every knob value alone, without repea
 
 TEST_CASE("advise choice: ties inside the confidence intervals go to the cheaper setting") {
   // a and b are tied (|100 - 98| < hypot(2, 2)); c is clearly slower; a costs more memory.
-  std::vector<Outcome> o = {
+  std::vector<SettingOutcome> o = {
       {"", 90, 1, 1000},
       {"a", 100, 2, 5000},
       {"b", 98, 2, 2000},
@@ -71,7 +71,7 @@ TEST_CASE("advise choice: ties inside the confidence intervals go to the cheaper
 
   // A gain inside the intervals at the same memory keeps the defaults; an unsettled result is
   // never chosen.
-  std::vector<Outcome> close = {{"x", 102, 3, 1000}, {"", 100, 3, 1000}, {"y", 150, 1, 900, false}};
+  std::vector<SettingOutcome> close = {{"x", 102, 3, 1000}, {"", 100, 3, 1000}, {"y", 150, 1, 900, false}};
   c = choose(close, 0);
   CHECK(close[*c.best].setting.empty());
   CHECK(close[*c.runner_up].setting == "x");

@@ -46,6 +46,10 @@ TEST_CASE("job: --sysfs writes the runtime-tuning RFC's sheaf knobs, one setting
   CHECK(parse_sheaf_capacity("64")[0].label_suffix() == "_sheaf_capacity=64");
   CHECK(two[1].label_suffix() == "_all.max_empty_sheaves=0");
   CHECK(parse_sysfs("").size() == 1);
+  const auto with_defaults = parse_sysfs(";maple_node/max_full_sheaves=2");
+  REQUIRE(with_defaults.size() == 2);
+  CHECK(with_defaults[0].knobs.empty());
+  CHECK(with_defaults[0].label_suffix().empty());
   // What each refusal says.
   auto error_of = [](const std::string& text) {
     try {

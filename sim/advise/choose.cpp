@@ -41,15 +41,15 @@ Setting combine(const std::vector<CacheKnobs>& caches, const std::vector<std::ar
   return s;
 }
 
-bool beats(const Outcome& a, const Outcome& b) {
+bool beats(const SettingOutcome& a, const SettingOutcome& b) {
   return a.ops - b.ops > std::hypot(a.half_width, b.half_width);
 }
 
-Choice choose(const std::vector<Outcome>& outcomes, double budget_kb) {
+Choice choose(const std::vector<SettingOutcome>& outcomes, double budget_kb) {
   Choice c;
   std::optional<std::size_t> fastest, fastest_any;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& o = outcomes[i];
+    const SettingOutcome& o = outcomes[i];
     if (o.setting.empty()) c.defaults = i;
     if (!o.settled) continue;
     if (!fastest_any || o.ops > outcomes[*fastest_any].ops) fastest_any = i;
@@ -65,17 +65,17 @@ Choice choose(const std::vector<Outcome>& outcomes, double budget_kb) {
   // the faster, then plan order.
   std::size_t best = *fastest;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& o = outcomes[i];
+    const SettingOutcome& o = outcomes[i];
     if (!o.settled || (budget_kb > 0 && o.memory_kb > budget_kb)) continue;
     if (beats(outcomes[*fastest], o)) continue;
-    const Outcome& b = outcomes[best];
+    const SettingOutcome& b = outcomes[best];
     const bool cheaper = o.memory_kb < b.memory_kb;
     const bool same = o.memory_kb == b.memory_kb;
     if (cheaper || (same && o.setting.empty()) || (same && !b.setting.empty() && o.ops > b.ops)) best = i;
   }
   c.best = best;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& o = outcomes[i];
+    const SettingOutcome& o = outcomes[i];
     if (i == best || !o.settled || (budget_kb > 0 && o.memory_kb > budget_kb)) continue;
     if (!c.runner_up || o.ops > outcomes[*c.runner_up].ops) c.runner_up = i;
   }

@@ -52,7 +52,7 @@ std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches);
 Setting combine(const std::vector<CacheKnobs>& caches, const std::vector<std::array<std::optional<int>, 3>>& best);
 
 // A setting's settled result at one task count.
-struct Outcome {
+struct SettingOutcome {
   std::string setting;     // its --sysfs text, "" = the kernel's defaults
   double ops = 0;          // ops/s: the settled window's mean
   double half_width = 0;   // its 95% confidence half-width, ops/s
@@ -62,7 +62,7 @@ struct Outcome {
 
 // Two outcomes differ when their means are further apart than the half-width of the
 // difference (independent runs: the half-widths add in quadrature); else they are a tie.
-bool beats(const Outcome& a, const Outcome& b);
+bool beats(const SettingOutcome& a, const SettingOutcome& b);
 
 // The advisor's pick at one task count among outcomes of the same task count.
 struct Choice {
@@ -79,6 +79,6 @@ struct Choice {
 // (budget_kb <= 0: no budget), the kernel's defaults at equal memory: a setting that is not
 // faster beyond the confidence intervals is not worth its memory or a sysfs write. Unsettled
 // outcomes are never chosen.
-Choice choose(const std::vector<Outcome>& outcomes, double budget_kb);
+Choice choose(const std::vector<SettingOutcome>& outcomes, double budget_kb);
 
 }  // namespace slubsim

@@ -59,7 +59,8 @@ namespace {
 
 // The options that describe a job, shared by run and sweep (a sweep takes lists for --topology and
 // --workload).
-void add_job_options(po::options_description& d, JobRequest& r) {
+// `caches_option`: the name of the caches-file option (advise's --caches is a list of caches).
+void add_job_options(po::options_description& d, JobRequest& r, const char* caches_option = "caches") {
   d.add_options()
       ("topology", po::value(&r.topology)->default_value(r.topology),
        "machine: a preset NAME (configs/topologies/NAME.json) or a FILE (a sweep takes a list, one job each); e.g. --topology small-2s-8c")
@@ -85,7 +86,7 @@ void add_job_options(po::options_description& d, JobRequest& r) {
        "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf")
       ("costs", po::value(&r.costs)->default_value(r.costs),
        "cost model: NAME (configs/costs/NAME.json) or FILE; e.g. --costs default")
-      ("caches", po::value(&r.caches)->default_value(r.caches),
+      (caches_option, po::value(&r.caches)->default_value(r.caches),
        "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104; e.g. --caches default")
       ("validate", po::bool_switch(&r.validate),
        "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run; e.g. --validate")
@@ -138,6 +139,32 @@ po::options_description sweep_options(JobRequest& r, SweepCommand& c) {
       ("shard", po::value(&c.shard),
        "run only shard K of N: the plan's points K, K+N, K+2N, ...; 'auto' takes K and N from a Slurm job array (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1, SLURM_ARRAY_TASK_COUNT), 'auto/N' takes K from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX + 1); each shard needs its own --out, joined by 'slubsim merge'; e.g. --shard 3/16 or --shard auto")
       ("quiet", po::bool_switch(&c.quiet), "no progress line on stderr; e.g. --quiet");
+  return d;
+}
+
+po::options_description advise_options(AdviseCommand& c) {
+  AdviseRequest& a = c.request;
+  po::options_description d("Options of 'slubsim advise'");
+  d.add_options()("help,h", "this text");
+  add_job_options(d, a.base, "caches-file");
+  d.add_options()
+      ("caches", po::value(&a.caches),
+       "the caches whose knobs to search (default: every cache the workload uses that has sheaves under the kernel); e.g. --caches maple_node,vm_area_struct")
+      ("capacities", po::value(&a.capacities)->default_value(a.capacities),
+       "sheaf_capacity values to try; e.g. --capacities 16,32,64,128")
+      ("max-full-sheaves", po::value(&a.max_full)->default_value(a.max_full),
+       "the barn's max_full_sheaves values to try; e.g. --max-full-sheaves 5,10,20")
+      ("max-empty-sheaves", po::value(&a.max_empty)->default_value(a.max_empty),
+       "the barn's max_empty_sheaves values to try; e.g. --max-empty-sheaves 5,10,20")
+      ("memory-budget", po::value(&a.memory_budget_mb)->default_value(a.memory_budget_mb),
+       "SUnreclaim in MB no recommendation may exceed (0: none); e.g. --memory-budget 512")
+      ("out", po::value(&c.out),
+       "DIR: OUT/stage1 and OUT/stage2 (sweep trees: rerunning resumes), OUT/advice.json and OUT/advice.md; e.g. --out results/advise")
+      ("plan", po::value(&c.plan),
+       "write stage 1's points (as 'slubsim sweep --plan' does) to FILE ('-' for stdout); e.g. --plan plan.json")
+      ("shard", po::value(&c.shard),
+       "run only shard K of N of stage 1 into OUT/stage1, as 'slubsim sweep --shard'; merge the shards' stage1 folders into one OUT/stage1 with 'slubsim merge', then run advise again without --shard; e.g. --shard 2/4 or --shard auto")
+      ("quiet", po::bool_switch(&c.quiet), "no progress lines on stderr");
   return d;
 }
 
@@ -206,6 +233,18 @@ SweepCommand parse_sweep_command(std::vector<std::string> args, const std::strin
   r.patches.insert(r.patches.begin(), file_patches.begin(), file_patches.end());
   c.request.topologies = split_list(r.topology);
   c.request.workloads = split_list(r.workload);
+  return c;
+}
+
+AdviseCommand parse_advise_command(std::vector<std::string> args, const std::string& home) {
+  glue_patch_values(args);
+  refuse_placeholders(args);
+  AdviseCommand c;
+  c.request.base.home = home;
+  c.request.base.kernel = "v7.0";  // sheaves for all: every cache has the knobs
+  c.request.base.nr_task = "25%,50%,75%";
+  auto desc = advise_options(c);
+  c.help = parse_options(args, desc, "advise", c.help_text);
   return c;
 }
 

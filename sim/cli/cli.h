@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "sim/advise/advise.h"
 #include "sim/run/job.h"
 #include "sim/sweep/sweep.h"
 
@@ -27,6 +28,16 @@ struct SweepCommand {
   bool help = false;
   std::string help_text;
 };
+
+struct AdviseCommand {
+  AdviseRequest request;
+  std::string out, plan, shard;
+  bool quiet = false;
+  bool help = false;
+  std::string help_text;
+};
+// Parses `slubsim advise` ARGS.
+AdviseCommand parse_advise_command(std::vector<std::string> args, const std::string& home);
 
 // Parses `slubsim sweep` ARGS: an optional sweep FILE first, then options over it.
 SweepCommand parse_sweep_command(std::vector<std::string> args, const std::string& home);

@@ -5,6 +5,7 @@
 //   slubsim validate [OPTIONS] run the experiments and score them against the published tables
 //   slubsim sweep [FILE] [OPTIONS]  many jobs, on one host or in shards (a Slurm job array)
 //   slubsim merge DIR... --out DIR  join a sweep's shards
+//   slubsim advise [OPTIONS]   which sheaf capacity and barn limits for a machine and workload
 //   slubsim --help
 #include <boost/program_options.hpp>
 #include <atomic>
@@ -103,6 +104,8 @@ Usage:
   slubsim sweep [FILE] [OPTIONS]  a sweep: topologies x workloads x kernels x capacities x task counts x runs,
                               on this host or as shard K/N of a cluster job array ('slubsim sweep --help')
   slubsim merge DIR... --out DIR  join a sweep's shards into one tree, identical to a local sweep's
+  slubsim advise [OPTIONS]    which sheaf capacity and barn limits (the runtime-tuning RFC's knobs) for a
+                              machine and workload, at what memory cost ('slubsim advise --help')
   slubsim --help
   slubsim --version           the version and the commit it was built from
 
@@ -114,6 +117,26 @@ Examples:
   slubsim validate --only t01-hao-li-mmap2 --out results/validate
   slubsim validate --calibrate --only t05-lkp-brk1-spr192
   slubsim sweep configs/sweeps/capacity-small.json --out results/capsweep --jobs 2
+)";
+
+const char* kAdviseUsage = R"(slubsim advise: which sheaf capacity and barn limits for this machine and workload
+
+Usage:
+  slubsim advise --topology T --workload W [--kernel v7.0] [--nr-task LIST] [--caches LIST]
+                 [--capacities LIST] [--max-full-sheaves LIST] [--max-empty-sheaves LIST]
+                 [--memory-budget MB] --out DIR
+
+It searches the knobs of the runtime-tuning RFC (/sys/kernel/slab/CACHE/sheaf_capacity, max_full_sheaves,
+max_empty_sheaves) in two stages, each a sweep: the kernel's defaults and every (cache, knob, value) alone, then
+per task count each cache's knobs at their best written together. Per task count it recommends the cheapest
+setting whose throughput is not beaten beyond the settled windows' 95% confidence intervals (a gain inside them
+is a tie, and the kernel's defaults win a tie at equal memory), within --memory-budget. Stage 1 shards over a
+cluster as 'slubsim sweep' does (--plan, --shard); merge its shards into OUT/stage1 and run advise again.
+
+Examples:
+  slubsim advise --topology small-2s-8c --workload mmap1 --nr-task 4,8 --out results/advise
+  slubsim advise --topology amd-turin-2s-512t --workload mmap1 --nr-task 128,256,384 \
+      --caches maple_node,vm_area_struct --memory-budget 4096 --out results/advise-turin
 )";
 
 const char* kSweepUsage = R"(slubsim sweep: many jobs described once, run here or split into shards over a cluster
@@ -287,6 +310,77 @@ int sweep(std::vector<std::string> args) {
   return 0;
 }
 
+int advise(std::vector<std::string> args) {
+  AdviseCommand cmd = parse_advise_command(std::move(args), default_home());
+  if (cmd.help) {
+    std::cout << kAdviseUsage << "\n" << cmd.help_text << "\n";
+    return 0;
+  }
+  if (cmd.out.empty() && cmd.plan.empty())
+    throw ConfigError("command line", "--out", "advise needs --out DIR to run (or --plan FILE to list stage 1's points)");
+  const int jobs = cmd.request.base.jobs;
+  if (jobs < 0 || jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  Shard shard;
+  if (!cmd.shard.empty()) shard = parse_shard(cmd.shard, [](const char* name) { return std::getenv(name); });
+  const AdvisePlan plan = resolve_advise(cmd.request);
+  const std::vector<Setting> stage1 = one_at_a_time(plan.caches);
+  const Sweep s1 = resolve_sweep(stage_request(plan, stage1));
+  for (const auto& w : window_warnings(s1.jobs.front().job)) std::cerr << "slubsim: warning: " << w << "\n";
+  if (!cmd.plan.empty()) {
+    const std::string text = sweep_plan(s1).dump(1) + "\n";
+    if (cmd.plan == "-")
+      std::cout << text;
+    else
+      write_file_atomically(cmd.plan, text);
+    if (cmd.out.empty()) return 0;
+  }
+  install_stop_handlers();
+  const std::string dir1 = (std::filesystem::path(cmd.out) / "stage1").string();
+  if (!cmd.quiet)
+    std::cerr << fmt::format("slubsim: advise: stage 1: {} settings x {} task counts into {}\n", stage1.size(),
+                             plan.nr_tasks.size(), dir1);
+  const SweepOutcome o1 = run_sweep(s1, dir1, shard, jobs, cmd.quiet, &g_stop);
+  if (!o1.complete) {
+    std::cerr << fmt::format("slubsim: interrupted: {} of stage 1's {} points are in {}; the same command again "
+                             "finishes it\n",
+                             o1.points_done, o1.points_total, dir1);
+    return 128 + static_cast<int>(g_signal);
+  }
+  if (shard.n > 1) {
+    std::cerr << fmt::format("slubsim: advise: shard {} of stage 1 is in {}; merge every shard's stage1 into one "
+                             "(slubsim merge DIR_1/stage1 ... --out DIR/stage1) and run advise --out DIR without "
+                             "--shard\n",
+                             shard.text(), dir1);
+    return 0;
+  }
+  StageOutcomes all = read_stage(plan, s1, stage1, dir1);
+  const std::vector<Setting> stage2 = stage2_settings(plan, all);
+  if (!stage2.empty()) {
+    const Sweep s2 = resolve_sweep(stage_request(plan, stage2));
+    const std::string dir2 = (std::filesystem::path(cmd.out) / "stage2").string();
+    if (!cmd.quiet)
+      std::cerr << fmt::format("slubsim: advise: stage 2: {} joint settings x {} task counts into {}\n", stage2.size(),
+                               plan.nr_tasks.size(), dir2);
+    const SweepOutcome o2 = run_sweep(s2, dir2, Shard{}, jobs, cmd.quiet, &g_stop);
+    if (!o2.complete) {
+      std::cerr << fmt::format("slubsim: interrupted: {} of stage 2's {} points are in {}; the same command again "
+                               "finishes it\n",
+                               o2.points_done, o2.points_total, dir2);
+      return 128 + static_cast<int>(g_signal);
+    }
+    const StageOutcomes more = read_stage(plan, s2, stage2, dir2);
+    all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
+    for (std::size_t r = 0; r < all.by_row.size(); ++r)
+      all.by_row[r].insert(all.by_row[r].end(), more.by_row[r].begin(), more.by_row[r].end());
+  }
+  const json advice = advice_json(plan, all);
+  const std::string table = advice_table(plan, advice);
+  write_file_atomically((std::filesystem::path(cmd.out) / "advice.json").string(), advice.dump(1) + "\n");
+  write_file_atomically((std::filesystem::path(cmd.out) / "advice.md").string(), table);
+  std::cout << table;
+  return 0;
+}
+
 int merge(std::vector<std::string> args) {
   refuse_placeholders(args);
   std::vector<std::string> dirs;
@@ -436,7 +530,8 @@ int main(int argc, char** argv) {
     if (args[0] == "validate") return validate({args.begin() + 1, args.end()});
     if (args[0] == "sweep") return sweep({args.begin() + 1, args.end()});
     if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
-    const std::string near = closest(args[0], {"run", "validate", "sweep", "merge", "help", "version"});
+    if (args[0] == "advise") return advise({args.begin() + 1, args.end()});
+    const std::string near = closest(args[0], {"run", "validate", "sweep", "merge", "advise", "help", "version"});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'{}\n{}", args[0],
                              near.empty() ? "" : fmt::format("; did you mean '{}'?", near), kUsage);
     return kExitBadInput;

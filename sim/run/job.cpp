@@ -203,7 +203,7 @@ std::vector<CapacitySetting> parse_sysfs(const std::string& text) {
     c.sysfs = true;
     c.text = group;
     std::size_t at = 0;
-    while (true) {
+    while (!group.empty()) {  // an empty setting is the kernel's own values
       const auto comma = group.find(',', at);
       const std::string item = group.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
       const auto slash = item.find('/'), eq = item.find('=');

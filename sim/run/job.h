@@ -187,7 +187,7 @@ std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);
 std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text);
 // --sysfs: settings joined by ';', each a comma list of CACHE/KNOB=N, KNOB one of the runtime-
 // tuning RFC's sheaf_capacity (1-4096), max_full_sheaves and max_empty_sheaves (0-4096), CACHE a
-// cache name or '*' (every cache with sheaves).
+// cache name or '*' (every cache with sheaves). An empty setting ("a=1;;b=2") is the kernel's own.
 std::vector<CapacitySetting> parse_sysfs(const std::string& text);
 
 // Find configs: NAME resolves to <home>/<dir>/NAME.json; anything with a '/' or ending in

@@ -1,0 +1,247 @@
+#include "sim/advise/advise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <set>
+
+#include "sim/run/point_store.h"
+
+namespace fs = std::filesystem;
+
+namespace slubsim {
+
+namespace {
+
+std::vector<int> parse_values(const std::string& text, const std::string& option, int lo, int hi) {
+  std::set<int> out;
+  for (const auto& item : split_list(text)) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 5)
+      throw ConfigError("command line", option, fmt::format("'{}' is not a whole number", item));
+    const int v = std::stoi(item);
+    if (v < lo || v > hi) throw ConfigError("command line", option, fmt::format("{} must be between {} and {}", v, lo, hi));
+    out.insert(v);
+  }
+  if (out.empty()) throw ConfigError("command line", option, "an empty range: give at least one value");
+  return {out.begin(), out.end()};
+}
+
+std::string join_settings(const std::vector<Setting>& settings) {
+  std::string out;
+  for (std::size_t i = 0; i < settings.size(); ++i) out += (i ? ";" : "") + settings[i].sysfs();
+  return out;
+}
+
+json outcome_json(const SettingOutcome& o) {
+  return {{"setting", o.setting.empty() ? "kernel defaults" : o.setting},
+          {"ops_per_sec", o.ops},
+          {"half_width", o.half_width},
+          {"sunreclaim_kb", std::round(o.memory_kb * 10) / 10},
+          {"settled", o.settled}};
+}
+
+}  // namespace
+
+AdvisePlan resolve_advise(const AdviseRequest& r) {
+  AdvisePlan plan;
+  plan.request = r;
+  if (split_list(r.base.kernel).size() != 1)
+    throw ConfigError("command line", "--kernel", "advise searches one kernel's knobs: give one preset");
+  if (split_list(r.base.topology).size() != 1)
+    throw ConfigError("command line", "--topology", "advise answers for one machine: give one topology");
+  if (split_list(r.base.workload).size() != 1)
+    throw ConfigError("command line", "--workload", "advise answers for one workload: give one");
+  if (r.memory_budget_mb < 0 || !std::isfinite(r.memory_budget_mb))
+    throw ConfigError("command line", "--memory-budget", "must be a positive number of MB (0: no budget)");
+  JobRequest jr = r.base;
+  jr.sysfs.clear();
+  jr.sheaf_capacity.clear();
+  const Job job = resolve_job(jr);
+  plan.kernel = job.variants.front().kernel.name;
+  plan.nr_tasks = job.nr_tasks;
+  const auto sheaves = sheaf_capacities(job, job.variants.front());
+  std::vector<std::string> names = r.caches.empty() ? std::vector<std::string>{} : split_list(r.caches);
+  if (names.empty()) {
+    for (const auto& s : sheaves) names.push_back(s.cache);
+    if (names.empty())
+      throw ConfigError("command line", "--kernel",
+                        fmt::format("{} has no sheaves for the caches {} uses: there is nothing to tune", plan.kernel,
+                                    job.program.name));
+  }
+  const auto capacities = parse_values(r.capacities, "--capacities", 1, 4096);
+  const auto full = parse_values(r.max_full, "--max-full-sheaves", 0, 4096);
+  const auto empty = parse_values(r.max_empty, "--max-empty-sheaves", 0, 4096);
+  const Kernel& k = job.variants.front().kernel;
+  for (const auto& name : names) {
+    if (std::none_of(job.caches.begin(), job.caches.end(), [&](const slub::CacheSpec& c) { return c.name == name; }))
+      throw ConfigError("command line", "--caches", fmt::format("cache '{}' is not in the caches file", name));
+    auto it = std::find_if(sheaves.begin(), sheaves.end(), [&](const SheafCapacity& s) { return s.cache == name; });
+    if (it == sheaves.end())
+      throw ConfigError("command line", "--caches",
+                        fmt::format("cache '{}' has no sheaves under {} in {} (or the workload does not use it)",
+                                    name, plan.kernel, job.program.name));
+    CacheKnobs c;
+    c.cache = name;
+    c.defaults[0] = static_cast<int>(it->capacity);
+    c.defaults[1] = static_cast<int>(k.barn_max_full);
+    c.defaults[2] = static_cast<int>(k.barn_max_empty);
+    c.values[0] = capacities;
+    c.values[1] = full;
+    c.values[2] = empty;
+    plan.caches.push_back(std::move(c));
+  }
+  return plan;
+}
+
+SweepRequest stage_request(const AdvisePlan& plan, const std::vector<Setting>& settings) {
+  SweepRequest s;
+  s.base = plan.request.base;
+  s.base.sheaf_capacity.clear();
+  s.base.sysfs = join_settings(settings);
+  s.topologies = {s.base.topology};
+  s.workloads = {s.base.workload};
+  return s;
+}
+
+StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vector<Setting>& settings,
+                         const std::string& dir) {
+  StageOutcomes out;
+  out.settings = settings;
+  out.by_row.assign(plan.nr_tasks.size(), std::vector<SettingOutcome>(settings.size()));
+  for (const auto& p : s.points) {
+    const SweepJob& sj = s.jobs[p.job];
+    const std::string file = (fs::path(dir) / sj.dir / "points" / (point_id(sj.job, p.key) + ".json")).string();
+    const RunResult r = run_result_from_json(load_json_file(file), file);
+    SettingOutcome& o = out.by_row.at(p.key.row).at(p.key.variant);
+    o.setting = settings.at(p.key.variant).sysfs();
+    o.ops = static_cast<double>(r.ops_per_sec);
+    o.half_width = r.settle.half_width;
+    o.settled = r.settle.settled;
+    double bytes = static_cast<double>(r.slab_bytes);
+    for (const auto& c : r.caches) bytes += static_cast<double>(c.layers.sheaf_bytes);
+    o.memory_kb = bytes / 1024.0;
+  }
+  return out;
+}
+
+std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes& stage1) {
+  std::vector<Setting> out;
+  for (const auto& row : stage1.by_row) {
+    const auto def = std::find_if(row.begin(), row.end(), [](const SettingOutcome& o) { return o.setting.empty(); });
+    if (def == row.end()) continue;
+    std::vector<std::array<std::optional<int>, 3>> best(plan.caches.size());
+    std::vector<std::array<double, 3>> best_ops(plan.caches.size(), {0, 0, 0});
+    for (std::size_t i = 0; i < stage1.settings.size(); ++i) {
+      const Setting& s = stage1.settings[i];
+      const SettingOutcome& o = row[i];
+      if (s.writes.size() != 1 || !o.settled || !beats(o, *def)) continue;
+      const auto& w = s.writes.front();
+      for (std::size_t c = 0; c < plan.caches.size(); ++c)
+        if (plan.caches[c].cache == w.cache) {
+          const int k = static_cast<int>(w.knob);
+          if (!best[c][k] || o.ops > best_ops[c][k]) {
+            best[c][k] = w.value;
+            best_ops[c][k] = o.ops;
+          }
+        }
+    }
+    Setting joint = combine(plan.caches, best);
+    if (joint.writes.size() < 2) continue;  // one write or none: already run in stage 1
+    if (std::find(out.begin(), out.end(), joint) == out.end()) out.push_back(joint);
+  }
+  return out;
+}
+
+json advice_json(const AdvisePlan& plan, const StageOutcomes& all) {
+  const double budget_kb = plan.request.memory_budget_mb * 1024.0;
+  json rows = json::array();
+  std::size_t points = 0;
+  for (std::size_t r = 0; r < plan.nr_tasks.size(); ++r) {
+    const auto& o = all.by_row[r];
+    points += o.size();
+    const Choice c = choose(o, budget_kb);
+    json row = {{"nr_task", plan.nr_tasks[r]}, {"settings_run", o.size()}, {"over_budget", c.over_budget}};
+    if (c.defaults) row["defaults"] = outcome_json(o[*c.defaults]);
+    if (c.best) {
+      row["best"] = outcome_json(o[*c.best]);
+      if (c.defaults && o[*c.defaults].ops > 0) {
+        const SettingOutcome& d = o[*c.defaults];
+        const SettingOutcome& b = o[*c.best];
+        row["gain_pct"] = std::round(1e4 * (b.ops / d.ops - 1)) / 100;
+        row["gain_half_width_pct"] = std::round(1e4 * std::hypot(b.half_width, d.half_width) / d.ops) / 100;
+        row["gain_is_tie"] = c.gain_is_tie;
+        row["sunreclaim_delta_kb"] = std::round(10 * (b.memory_kb - d.memory_kb)) / 10;
+      }
+    } else {
+      row["best"] = nullptr;
+    }
+    if (c.runner_up) row["runner_up"] = outcome_json(o[*c.runner_up]);
+    if (c.fastest_unbudgeted) {
+      row["fastest_over_budget"] = outcome_json(o[*c.fastest_unbudgeted]);
+      if (c.best) {
+        const double lost = 1 - o[*c.best].ops / o[*c.fastest_unbudgeted].ops;
+        row["budget_cost_pct"] = std::round(1e4 * lost) / 100;
+      }
+    }
+    row["robustness"] = "not checked";
+    rows.push_back(row);
+  }
+  json caches = json::array();
+  for (const auto& c : plan.caches) {
+    json d = json::object();
+    for (Knob k : kKnobs) d[knob_name(k)] = {{"default", c.get(k)}, {"values", c.values[static_cast<int>(k)]}};
+    caches.push_back({{"cache", c.cache}, {"knobs", d}});
+  }
+  return {{"format", "slubsim-advice-1"},
+          {"topology", plan.request.base.topology},
+          {"workload", plan.request.base.workload},
+          {"kernel", plan.kernel},
+          {"memory_budget_mb", plan.request.memory_budget_mb},
+          {"search",
+           "two stages: the kernel's defaults and each (cache, knob, value) alone, then per task count each "
+           "cache's knobs at their best beyond the confidence intervals written together; the pick is the "
+           "cheapest setting tied with the fastest within the budget"},
+          {"points", points},
+          {"caches", caches},
+          {"rows", rows}};
+}
+
+std::string advice_table(const AdvisePlan& plan, const json& advice) {
+  auto mb = [](const json& o) { return fmt::format("{:.1f}", o["sunreclaim_kb"].get<double>() / 1024.0); };
+  auto ops = [](const json& o) {
+    return fmt::format("{:.0f} ± {:.0f}{}", o["ops_per_sec"].get<double>(), o["half_width"].get<double>(),
+                       o["settled"].get<bool>() ? "" : " (not settled)");
+  };
+  std::string t = fmt::format("slubsim advise: {} on {}, kernel {}{}\n\n", plan.request.base.workload,
+                              plan.request.base.topology, plan.kernel,
+                              plan.request.memory_budget_mb > 0
+                                  ? fmt::format(", memory budget {:.0f} MB", plan.request.memory_budget_mb)
+                                  : std::string());
+  t += "| tasks | setting | ops/s ± 95% CI | gain vs defaults | SUnreclaim MB | runner-up | robust? |\n";
+  t += "|---|---|---|---|---|---|---|\n";
+  for (const auto& row : advice["rows"]) {
+    std::string best = "none within budget", o = "-", gain = "-", mem = "-", runner = "-";
+    if (!row["best"].is_null()) {
+      best = row["best"]["setting"].get<std::string>();
+      o = ops(row["best"]);
+      mem = mb(row["best"]);
+      if (row.contains("gain_pct"))
+        gain = fmt::format("{:+.1f}% ± {:.1f}{}", row["gain_pct"].get<double>(), row["gain_half_width_pct"].get<double>(),
+                           row["gain_is_tie"].get<bool>() ? " (tie)" : "");
+    }
+    if (row.contains("runner_up"))
+      runner = fmt::format("{} ({:.0f})", row["runner_up"]["setting"].get<std::string>(),
+                           row["runner_up"]["ops_per_sec"].get<double>());
+    t += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", row["nr_task"].get<int>(), best, o, gain, mem, runner,
+                     row["robustness"].get<std::string>());
+    if (row.contains("budget_cost_pct"))
+      t += fmt::format("|  | the budget excluded {} setting(s); the fastest, {}, was {:.1f}% faster | | | | | |\n",
+                       row["over_budget"].get<std::size_t>(), row["fastest_over_budget"]["setting"].get<std::string>(),
+                       row["budget_cost_pct"].get<double>() / (1 - row["budget_cost_pct"].get<double>() / 100));
+  }
+  t += fmt::format("\n{} simulations; {}\n", advice["points"].get<std::size_t>(), advice["search"].get<std::string>());
+  return t;
+}
+
+}  // namespace slubsim

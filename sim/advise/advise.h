@@ -1,0 +1,62 @@
+// `slubsim advise`: the search over the sheaf knobs as sweeps, and its report.
+//
+// How it searches (decision, 2026-12-03): in two stages, each one sweep (sim/sweep/sweep.h), so
+// each has a plan, shards and resumes as `slubsim sweep` does.
+//   stage 1  the kernel's defaults, then every (cache, knob, value) alone on top of them
+//            (one_at_a_time): it shows which knobs matter at which task count;
+//   stage 2  per task count, each cache's knobs at their stage-1 best (a value kept only where it
+//            beat the defaults beyond both confidence intervals) written together: caches that
+//            interact (vm_area_struct and maple_node in mmap) are then measured jointly.
+// The recommendation at each task count is choose() over every setting run at that count.
+// Output: OUT/stage1/, OUT/stage2/ (sweep trees), OUT/advice.json and OUT/advice.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/advise/choose.h"
+#include "sim/run/job.h"
+#include "sim/sweep/sweep.h"
+
+namespace slubsim {
+
+struct AdviseRequest {
+  JobRequest base;  // one topology, one workload, one kernel; its sysfs / sheaf_capacity unused
+  std::string caches;  // "" = every cache the workload uses that has sheaves under the kernel
+  std::string capacities = "4,8,16,32,64,128,256";
+  std::string max_full = "1,2,4,8,16,32,64";
+  std::string max_empty = "1,2,4,8,16,32,64";
+  double memory_budget_mb = 0;  // 0 = none
+};
+
+// The request checked against the configs, with each cache's kernel defaults and candidates.
+// Throws ConfigError("command line", option, ...) for an unknown cache, a cache without sheaves
+// under the kernel, an empty or bad value list, several kernels, or a negative budget.
+struct AdvisePlan {
+  AdviseRequest request;
+  std::string kernel;  // the preset's name
+  std::vector<CacheKnobs> caches;
+  std::vector<int> nr_tasks;
+};
+AdvisePlan resolve_advise(const AdviseRequest& r);
+
+// The sweep that runs these settings (the first is the kernel's defaults when `settings` starts
+// with an empty Setting) at every task count of the plan.
+SweepRequest stage_request(const AdvisePlan& plan, const std::vector<Setting>& settings);
+
+// Every setting's outcome at one task count, read from a finished stage's sweep tree.
+struct StageOutcomes {
+  std::vector<Setting> settings;
+  std::vector<std::vector<SettingOutcome>> by_row;  // [row][setting]
+};
+StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vector<Setting>& settings,
+                         const std::string& dir);
+
+// Stage 2's settings from stage 1's outcomes: one per task count (duplicates and settings
+// already run left out).
+std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes& stage1);
+
+// The report over both stages: JSON and a table to paste into a mail.
+json advice_json(const AdvisePlan& plan, const StageOutcomes& all);
+std::string advice_table(const AdvisePlan& plan, const json& advice);
+
+}  // namespace slubsim
