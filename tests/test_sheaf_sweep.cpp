@@ -2,6 +2,7 @@
 // and barn-lock contention falls as capacity grows on a contended workload; kfree_rcu traffic
 // shows the objects and memory waiting for a grace period.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "helpers.h"
 #include "sim/run/job.h"
@@ -90,6 +91,37 @@ TEST_CASE("--sysfs: the barn limits of the runtime-tuning RFC, per cache, one va
   r.sheaf_capacity = "64";
   r.sysfs = "*/max_full_sheaves=1";
   CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("not both"), ConfigError);
+}
+
+TEST_CASE("barn high-water: a limit above the most sheaves a barn held at a check runs the same simulation") {
+  // What slubsim advise leaves out rests on this: limits are only compared at those checks, so
+  // under a limit L that held (the high-water mark H < L) any limit above H makes the same run.
+  JobRequest r = test::job_request("small-2s-8c", "mmap1", "v7.0", "8", "4ms", "2ms");
+  r.duration.clear();  // the settle rule's window: long enough for maple_node's barn to fill
+  r.warmup.clear();
+  r.jobs = 2;
+  r.sysfs = "maple_node/max_full_sheaves=512";
+  Job roomy = resolve_job(r);
+  const JobResult first = run_job(roomy, {});
+  int high = -2;
+  for (const auto& c : first.runs[0][0][0].caches)
+    if (c.name == "maple_node") high = c.barn_full_seen;
+  REQUIRE(high >= 1);
+  REQUIRE(high < 511);
+  r.sysfs = fmt::format(";vm_area_struct/max_full_sheaves=1;maple_node/max_full_sheaves=512;"
+                        "maple_node/max_full_sheaves={};maple_node/max_full_sheaves={}",
+                        high + 1, high);
+  Job job = resolve_job(r);
+  const JobResult res = run_job(job, {});
+  json all = stdout_stats(job, res);
+  // Under the defaults vm_area_struct's barn limits are never checked: any value runs the same.
+  for (const auto& c : res.runs[0][0][0].caches)
+    if (c.name == "vm_area_struct") CHECK(c.barn_full_seen == -1);
+  CHECK(all["v7.0_vm_area_struct.max_full_sheaves=1"].dump() == all["v7.0"].dump());
+  const std::string at = fmt::format("v7.0_maple_node.max_full_sheaves={}", high);
+  const std::string above = fmt::format("v7.0_maple_node.max_full_sheaves={}", high + 1);
+  CHECK(all[above].dump() == all["v7.0_maple_node.max_full_sheaves=512"].dump());
+  CHECK(all[at].dump() != all["v7.0_maple_node.max_full_sheaves=512"].dump());
 }
 
 TEST_CASE("sheaf sweep: kfree_rcu traffic shows objects and memory waiting for a grace period") {

@@ -6,6 +6,7 @@
 // and the partial list head on one cache line, with the CONFIG_SLUB_DEBUG slab counters next to
 // them; the model prices all of them as that one line (Shared::lock_line of list_lock).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +49,12 @@ struct KmemCache {
   // The barn's limits on this cache's sheaves per node (MAX_FULL_SHEAVES / MAX_EMPTY_SHEAVES,
   // or the runtime-tuning RFC's per-cache max_full_sheaves / max_empty_sheaves).
   std::uint32_t barn_max_full = 0, barn_max_empty = 0;
+  // The most full / empty sheaves a barn held when one of these limits was checked, over the
+  // whole run (-1: never checked). A limit above it was never reached, so any other limit above
+  // it runs the same simulation (slubsim advise leaves such values out).
+  int barn_full_seen = -1, barn_empty_seen = -1;
+  void saw_full(std::size_t n) { barn_full_seen = std::max(barn_full_seen, static_cast<int>(n)); }
+  void saw_empty(std::size_t n) { barn_empty_seen = std::max(barn_empty_seen, static_cast<int>(n)); }
   std::vector<PercpuSheaves> pcs;    // per CPU, when sheaf_capacity > 0
   std::vector<std::uint32_t> random_seq;  // CONFIG_SLAB_FREELIST_RANDOM object order
   StatCounters stats{};

@@ -447,6 +447,7 @@ class Sheaves final : public Frontend {
     Barn& barn = s.node[sheaf->node].barn;
     if (!sheaf->empty()) {
       co_await e.read(barn.line);  // racy nr_full
+      s.saw_full(barn.nr_full());
       if (barn.nr_full() < s.barn_max_full) {
         co_await barn_put_full_sheaf(e, barn, sheaf);
         s.stat(Stat::BARN_PUT);
@@ -456,6 +457,7 @@ class Sheaves final : public Frontend {
       co_await flush_sheaf(e, s, sheaf);
     }
     co_await e.read(barn.line);  // racy nr_empty
+    s.saw_empty(barn.nr_empty());
     if (barn.nr_empty() < s.barn_max_empty) co_await barn_put_empty_sheaf(e, barn, sheaf);
     else free_sheaf(s, sheaf);
   }
@@ -538,6 +540,7 @@ class Sheaves final : public Frontend {
     Barn& barn = s.node[e.mem_node()].barn;
     co_await e.read(barn.line);
     bool refilled = false;
+    s.saw_full(barn.nr_full());
     if (barn.nr_full() < s.barn_max_full) refilled = co_await refill(e, s, sheaf);
     if (refilled) {
       co_await barn_put_full_sheaf(e, barn, sheaf);
@@ -686,6 +689,7 @@ class Sheaves final : public Frontend {
     Frame frame(e, "barn_replace_full_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.read(barn.line);  // racy pre-checks
+    s.saw_full(barn.nr_full());
     if (barn.nr_full() >= s.barn_max_full) co_return kE2Big;
     if (barn.empty.empty()) co_return kENoMem;
     co_await e.lock(barn.lock);

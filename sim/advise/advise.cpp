@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 #include "sim/run/point_store.h"
@@ -15,6 +16,7 @@ namespace slubsim {
 namespace {
 
 std::vector<int> parse_values(const std::string& text, const std::string& option, int lo, int hi) {
+  if (text.empty()) throw ConfigError("command line", option, "an empty range: give at least one value");
   std::set<int> out;
   for (const auto& item : split_list(text)) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 5)
@@ -109,6 +111,9 @@ StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vect
   StageOutcomes out;
   out.settings = settings;
   out.by_row.assign(plan.nr_tasks.size(), std::vector<SettingOutcome>(settings.size()));
+  out.seen.assign(plan.nr_tasks.size(),
+                  std::vector<std::vector<std::array<int, 2>>>(
+                      settings.size(), std::vector<std::array<int, 2>>(plan.caches.size(), {kUnknownSeen, kUnknownSeen})));
   for (const auto& p : s.points) {
     const SweepJob& sj = s.jobs[p.job];
     const std::string file = (fs::path(dir) / sj.dir / "points" / (point_id(sj.job, p.key) + ".json")).string();
@@ -121,8 +126,36 @@ StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vect
     double bytes = static_cast<double>(r.slab_bytes);
     for (const auto& c : r.caches) bytes += static_cast<double>(c.layers.sheaf_bytes);
     o.memory_kb = bytes / 1024.0;
+    for (std::size_t c = 0; c < plan.caches.size(); ++c)
+      for (const auto& cr : r.caches)
+        if (cr.name == plan.caches[c].cache)
+          out.seen.at(p.key.row).at(p.key.variant)[c] = {cr.barn_full_seen, cr.barn_empty_seen};
   }
   return out;
+}
+
+std::vector<std::array<int, 2>> barn_seen(const StageOutcomes& stage0) {
+  std::vector<std::array<int, 2>> out;
+  for (const auto& row : stage0.seen)
+    for (const auto& setting : row) {
+      if (out.empty()) out.assign(setting.size(), {-1, -1});
+      for (std::size_t c = 0; c < setting.size(); ++c)
+        for (int k = 0; k < 2; ++k) out[c][k] = std::max(out[c][k], setting[c][k]);
+    }
+  return out;
+}
+
+SameRun same_as_defaults(const AdvisePlan& plan, const std::vector<std::array<int, 2>>& seen) {
+  std::map<std::string, std::array<int, 2>> by_cache;
+  for (std::size_t c = 0; c < plan.caches.size() && c < seen.size(); ++c) by_cache[plan.caches[c].cache] = seen[c];
+  return [by_cache](const CacheKnobs& c, Knob k, int v) {
+    if (k == Knob::SheafCapacity) return false;
+    const auto it = by_cache.find(c.cache);
+    if (it == by_cache.end()) return false;
+    // The default limit was never reached (every check passed), and v would not be either.
+    const int high = it->second[k == Knob::MaxFullSheaves ? 0 : 1];
+    return c.get(k) > high && v > high;
+  };
 }
 
 std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes& stage1) {
@@ -153,7 +186,7 @@ std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes
   return out;
 }
 
-json advice_json(const AdvisePlan& plan, const StageOutcomes& all) {
+json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen) {
   const double budget_kb = plan.request.memory_budget_mb * 1024.0;
   json rows = json::array();
   std::size_t points = 0;
@@ -188,9 +221,22 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all) {
     rows.push_back(row);
   }
   json caches = json::array();
-  for (const auto& c : plan.caches) {
+  const SameRun same = same_as_defaults(plan, seen);
+  for (std::size_t i = 0; i < plan.caches.size(); ++i) {
+    const CacheKnobs& c = plan.caches[i];
     json d = json::object();
-    for (Knob k : kKnobs) d[knob_name(k)] = {{"default", c.get(k)}, {"values", c.values[static_cast<int>(k)]}};
+    for (Knob k : kKnobs) {
+      json kd = {{"default", c.get(k)}, {"values", c.values[static_cast<int>(k)]}};
+      if (k != Knob::SheafCapacity && i < seen.size()) {
+        const int high = seen[i][k == Knob::MaxFullSheaves ? 0 : 1];
+        json skipped = json::array();
+        for (int v : c.values[static_cast<int>(k)])
+          if (v != c.get(k) && same(c, k, v)) skipped.push_back(v);
+        kd["barn_high_water"] = high;  // -1: the limit was never checked
+        kd["same_as_default"] = skipped;
+      }
+      d[knob_name(k)] = kd;
+    }
     caches.push_back({{"cache", c.cache}, {"knobs", d}});
   }
   return {{"format", "slubsim-advice-1"},
@@ -199,8 +245,9 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all) {
           {"kernel", plan.kernel},
           {"memory_budget_mb", plan.request.memory_budget_mb},
           {"search",
-           "two stages: the kernel's defaults and each (cache, knob, value) alone, then per task count each "
-           "cache's knobs at their best beyond the confidence intervals written together; the pick is the "
+           "the kernel's defaults; each (cache, knob, value) alone, except barn limits above the most sheaves "
+           "the barn held at a limit check under the defaults (the same simulation); then per task count each "
+           "cache's knobs at their best beyond the confidence intervals, written together; the pick is the "
            "cheapest setting tied with the fastest within the budget"},
           {"points", points},
           {"caches", caches},

@@ -1,14 +1,18 @@
 // `slubsim advise`: the search over the sheaf knobs as sweeps, and its report.
 //
-// How it searches (decision, 2026-12-03): in two stages, each one sweep (sim/sweep/sweep.h), so
+// How it searches (decision, 2026-12-03): in stages, each one sweep (sim/sweep/sweep.h), so
 // each has a plan, shards and resumes as `slubsim sweep` does.
-//   stage 1  the kernel's defaults, then every (cache, knob, value) alone on top of them
-//            (one_at_a_time): it shows which knobs matter at which task count;
+//   stage 0  the kernel's defaults at every task count. Besides the reference, it shows how many
+//            full and empty sheaves each barn held when a limit was checked: a limit above that
+//            was never reached, so every value above it runs exactly the defaults' simulation
+//            and is not run again (exact, not a heuristic: the model is deterministic);
+//   stage 1  every other (cache, knob, value) alone on top of the defaults (one_at_a_time): it
+//            shows which knobs matter at which task count;
 //   stage 2  per task count, each cache's knobs at their stage-1 best (a value kept only where it
 //            beat the defaults beyond both confidence intervals) written together: caches that
 //            interact (vm_area_struct and maple_node in mmap) are then measured jointly.
 // The recommendation at each task count is choose() over every setting run at that count.
-// Output: OUT/stage1/, OUT/stage2/ (sweep trees), OUT/advice.json and OUT/advice.md.
+// Output: OUT/stage0/, OUT/stage1/, OUT/stage2/ (sweep trees), OUT/advice.json and OUT/advice.md.
 #pragma once
 #include <string>
 #include <vector>
@@ -47,16 +51,23 @@ SweepRequest stage_request(const AdvisePlan& plan, const std::vector<Setting>& s
 struct StageOutcomes {
   std::vector<Setting> settings;
   std::vector<std::vector<SettingOutcome>> by_row;  // [row][setting]
+  // [row][setting][plan cache]: {barn_full_seen, barn_empty_seen} (CacheReport)
+  std::vector<std::vector<std::vector<std::array<int, 2>>>> seen;
 };
 StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vector<Setting>& settings,
                          const std::string& dir);
+
+// From stage 0 (the defaults): per plan cache the most full and empty sheaves a barn held at a
+// limit check, over every task count; and the rule that leaves out barn limits above them.
+std::vector<std::array<int, 2>> barn_seen(const StageOutcomes& stage0);
+SameRun same_as_defaults(const AdvisePlan& plan, const std::vector<std::array<int, 2>>& seen);
 
 // Stage 2's settings from stage 1's outcomes: one per task count (duplicates and settings
 // already run left out).
 std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes& stage1);
 
 // The report over both stages: JSON and a table to paste into a mail.
-json advice_json(const AdvisePlan& plan, const StageOutcomes& all);
+json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen);
 std::string advice_table(const AdvisePlan& plan, const json& advice);
 
 }  // namespace slubsim

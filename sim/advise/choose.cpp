@@ -23,12 +23,12 @@ std::string Setting::sysfs() const {
   return out;
 }
 
-std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches) {
-  std::vector<Setting> out{Setting{}};
+std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches, const SameRun& same_run) {
+  std::vector<Setting> out;
   for (const auto& c : caches)
     for (Knob k : kKnobs)
       for (int v : c.values[static_cast<int>(k)])
-        if (v != c.get(k)) out.push_back(Setting{{{c.cache, k, v}}});
+        if (v != c.get(k) && !(same_run && same_run(c, k, v))) out.push_back(Setting{{{c.cache, k, v}}});
   return out;
 }
 

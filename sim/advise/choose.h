@@ -9,6 +9,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,9 +43,11 @@ struct Setting {
   bool operator==(const Setting&) const = default;
 };
 
-// The search's first stage: the defaults, then each (cache, knob, value) alone on top of them,
-// one cache and knob at a time. Values equal to the default are left out. Deterministic order.
-std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches);
+// The search's first stage: each (cache, knob, value) alone on top of the defaults, one cache and
+// knob at a time, in the candidates' order. Values equal to the default are left out, and so are
+// those `same_run` says simulate exactly what the defaults do (a barn limit never reached).
+using SameRun = std::function<bool(const CacheKnobs&, Knob, int)>;
+std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches, const SameRun& same_run = {});
 
 // The second stage: per cache and knob the best value of the first stage (a value is kept only
 // when it beat the default beyond both confidence intervals), all written together.

@@ -161,7 +161,7 @@ po::options_description advise_options(AdviseCommand& c) {
       ("out", po::value(&c.out),
        "DIR: OUT/stage1 and OUT/stage2 (sweep trees: rerunning resumes), OUT/advice.json and OUT/advice.md; e.g. --out results/advise")
       ("plan", po::value(&c.plan),
-       "write stage 1's points (as 'slubsim sweep --plan' does) to FILE ('-' for stdout); e.g. --plan plan.json")
+       "run stage 0 (the defaults, one point per task count) into OUT/stage0, then write stage 1's points (as 'slubsim sweep --plan' does) to FILE ('-' for stdout) and stop; e.g. --plan plan.json")
       ("shard", po::value(&c.shard),
        "run only shard K of N of stage 1 into OUT/stage1, as 'slubsim sweep --shard'; merge the shards' stage1 folders into one OUT/stage1 with 'slubsim merge', then run advise again without --shard; e.g. --shard 2/4 or --shard auto")
       ("quiet", po::bool_switch(&c.quiet), "no progress lines on stderr");

@@ -316,67 +316,79 @@ int advise(std::vector<std::string> args) {
     std::cout << kAdviseUsage << "\n" << cmd.help_text << "\n";
     return 0;
   }
-  if (cmd.out.empty() && cmd.plan.empty())
-    throw ConfigError("command line", "--out", "advise needs --out DIR to run (or --plan FILE to list stage 1's points)");
+  if (cmd.out.empty())
+    throw ConfigError("command line", "--out",
+                      "advise needs --out DIR (with --plan too: stage 0, the defaults, runs there first)");
   const int jobs = cmd.request.base.jobs;
   if (jobs < 0 || jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
   Shard shard;
   if (!cmd.shard.empty()) shard = parse_shard(cmd.shard, [](const char* name) { return std::getenv(name); });
   const AdvisePlan plan = resolve_advise(cmd.request);
-  const std::vector<Setting> stage1 = one_at_a_time(plan.caches);
+  install_stop_handlers();
+  const std::filesystem::path out(cmd.out);
+  // Runs one stage's settings as a sweep into OUT/<name>; false when interrupted.
+  auto run_stage = [&](const char* name, const std::vector<Setting>& settings, const Shard& sh, const Sweep& sw,
+                       StageOutcomes* read) {
+    const std::string dir = (out / name).string();
+    if (!cmd.quiet)
+      std::cerr << fmt::format("slubsim: advise: {}: {} settings x {} task counts into {}\n", name, settings.size(),
+                               plan.nr_tasks.size(), dir);
+    const SweepOutcome o = run_sweep(sw, dir, sh, jobs, cmd.quiet, &g_stop);
+    if (!o.complete) {
+      std::cerr << fmt::format("slubsim: interrupted: {} of {}'s {} points are in {}; the same command again "
+                               "finishes it\n",
+                               o.points_done, name, o.points_total, dir);
+      return false;
+    }
+    if (read && sh.n == 1) *read = read_stage(plan, sw, settings, dir);
+    return true;
+  };
+  // Stage 0: the defaults, whole in every shard (a few points), so each shard can plan stage 1.
+  const std::vector<Setting> stage0 = {Setting{}};
+  const Sweep s0 = resolve_sweep(stage_request(plan, stage0));
+  for (const auto& w : window_warnings(s0.jobs.front().job)) std::cerr << "slubsim: warning: " << w << "\n";
+  StageOutcomes all;
+  if (!run_stage("stage0", stage0, Shard{}, s0, &all)) return 128 + static_cast<int>(g_signal);
+  const auto seen = barn_seen(all);
+  const std::vector<Setting> stage1 = one_at_a_time(plan.caches, same_as_defaults(plan, seen));
+  if (stage1.empty()) throw ConfigError("command line", "--capacities", "nothing to search: every candidate is a default");
   const Sweep s1 = resolve_sweep(stage_request(plan, stage1));
-  for (const auto& w : window_warnings(s1.jobs.front().job)) std::cerr << "slubsim: warning: " << w << "\n";
   if (!cmd.plan.empty()) {
     const std::string text = sweep_plan(s1).dump(1) + "\n";
     if (cmd.plan == "-")
       std::cout << text;
     else
       write_file_atomically(cmd.plan, text);
-    if (cmd.out.empty()) return 0;
+    return 0;
   }
-  install_stop_handlers();
-  const std::string dir1 = (std::filesystem::path(cmd.out) / "stage1").string();
-  if (!cmd.quiet)
-    std::cerr << fmt::format("slubsim: advise: stage 1: {} settings x {} task counts into {}\n", stage1.size(),
-                             plan.nr_tasks.size(), dir1);
-  const SweepOutcome o1 = run_sweep(s1, dir1, shard, jobs, cmd.quiet, &g_stop);
-  if (!o1.complete) {
-    std::cerr << fmt::format("slubsim: interrupted: {} of stage 1's {} points are in {}; the same command again "
-                             "finishes it\n",
-                             o1.points_done, o1.points_total, dir1);
-    return 128 + static_cast<int>(g_signal);
-  }
+  StageOutcomes one;
+  if (!run_stage("stage1", stage1, shard, s1, &one)) return 128 + static_cast<int>(g_signal);
   if (shard.n > 1) {
     std::cerr << fmt::format("slubsim: advise: shard {} of stage 1 is in {}; merge every shard's stage1 into one "
                              "(slubsim merge DIR_1/stage1 ... --out DIR/stage1) and run advise --out DIR without "
                              "--shard\n",
-                             shard.text(), dir1);
+                             shard.text(), (out / "stage1").string());
     return 0;
   }
-  StageOutcomes all = read_stage(plan, s1, stage1, dir1);
+  auto append = [&all](const StageOutcomes& more) {
+    all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
+    for (std::size_t r = 0; r < all.by_row.size(); ++r) {
+      all.by_row[r].insert(all.by_row[r].end(), more.by_row[r].begin(), more.by_row[r].end());
+      all.seen[r].insert(all.seen[r].end(), more.seen[r].begin(), more.seen[r].end());
+    }
+  };
+  append(one);
   const std::vector<Setting> stage2 = stage2_settings(plan, all);
   if (!stage2.empty()) {
-    const Sweep s2 = resolve_sweep(stage_request(plan, stage2));
-    const std::string dir2 = (std::filesystem::path(cmd.out) / "stage2").string();
-    if (!cmd.quiet)
-      std::cerr << fmt::format("slubsim: advise: stage 2: {} joint settings x {} task counts into {}\n", stage2.size(),
-                               plan.nr_tasks.size(), dir2);
-    const SweepOutcome o2 = run_sweep(s2, dir2, Shard{}, jobs, cmd.quiet, &g_stop);
-    if (!o2.complete) {
-      std::cerr << fmt::format("slubsim: interrupted: {} of stage 2's {} points are in {}; the same command again "
-                               "finishes it\n",
-                               o2.points_done, o2.points_total, dir2);
+    StageOutcomes two;
+    if (!run_stage("stage2", stage2, Shard{}, resolve_sweep(stage_request(plan, stage2)), &two))
       return 128 + static_cast<int>(g_signal);
-    }
-    const StageOutcomes more = read_stage(plan, s2, stage2, dir2);
-    all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
-    for (std::size_t r = 0; r < all.by_row.size(); ++r)
-      all.by_row[r].insert(all.by_row[r].end(), more.by_row[r].begin(), more.by_row[r].end());
+    append(two);
   }
-  const json advice = advice_json(plan, all);
+  const json advice = advice_json(plan, all, seen);
   const std::string table = advice_table(plan, advice);
-  write_file_atomically((std::filesystem::path(cmd.out) / "advice.json").string(), advice.dump(1) + "\n");
-  write_file_atomically((std::filesystem::path(cmd.out) / "advice.md").string(), table);
+  write_file_atomically((out / "advice.json").string(), advice.dump(1) + "\n");
+  write_file_atomically((out / "advice.md").string(), table);
   std::cout << table;
   return 0;
 }

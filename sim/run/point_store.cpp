@@ -277,6 +277,11 @@ json run_result_json(const RunResult& r) {
     for (const auto& f : r.cpu_stacks) s.push_back(json::array({f.stack, f.time}));
     j["cpu_stacks"] = s;
   }
+  // The barns' high-water marks at limit checks: [full, empty] per cache, in caches order (points
+  // written before 2026-12-03 have none: read as unknown).
+  json seen = json::array();
+  for (const auto& c : r.caches) seen.push_back(json::array({c.barn_full_seen, c.barn_empty_seen}));
+  if (!r.caches.empty()) j["barn_seen"] = seen;
   return j;
 }
 
@@ -290,6 +295,18 @@ RunResult run_result_from_json(const json& j, const std::string& file) {
         Reader::bad(file, "a [stack, time] pair in cpu_stacks");
       r.cpu_stacks.push_back({e[0].get<std::string>(), e[1].get<Time>()});
     }
+  }
+  if (auto it = j.find("barn_seen"); it != j.end()) {
+    if (!it->is_array() || it->size() != r.caches.size()) Reader::bad(file, "barn_seen as one pair per cache");
+    for (std::size_t i = 0; i < r.caches.size(); ++i) {
+      const json& e = (*it)[i];
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || !e[1].is_number_integer())
+        Reader::bad(file, "a [full, empty] pair in barn_seen");
+      r.caches[i].barn_full_seen = e[0].get<int>();
+      r.caches[i].barn_empty_seen = e[1].get<int>();
+    }
+  } else {
+    for (auto& c : r.caches) c.barn_full_seen = c.barn_empty_seen = kUnknownSeen;
   }
   return r;
 }

@@ -108,6 +108,8 @@ RunResult simulate(const RunSpec& spec) {
       cr.name = c.name();
       cr.geo = c.geo;
       cr.layers = slub->layers(c);
+      cr.barn_full_seen = c.barn_full_seen;
+      cr.barn_empty_seen = c.barn_empty_seen;
       r.caches.push_back(cr);
     }
     r.slab_bytes = slub->total_slab_bytes();

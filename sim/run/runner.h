@@ -63,7 +63,11 @@ struct CacheReport {
   slub::Geometry geo;
   slub::StatCounters stats{};  // SLUB_STATS in the window
   slub::LayerCounts layers;    // at the end of the window
+  // KmemCache::barn_full_seen / barn_empty_seen at the end of the run (-1: no limit checked);
+  // kUnknownSeen when read from a point written without them.
+  int barn_full_seen = -1, barn_empty_seen = -1;
 };
+inline constexpr int kUnknownSeen = 1 << 30;
 
 struct LockReport {
   std::string cls;
