@@ -265,7 +265,8 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
                               plan.request.memory_budget_mb > 0
                                   ? fmt::format(", memory budget {:.0f} MB", plan.request.memory_budget_mb)
                                   : std::string());
-  t += "| tasks | setting | ops/s ± 95% CI | gain vs defaults | SUnreclaim MB | runner-up | robust? |\n";
+  t += "| tasks | setting | ops/s ± 95% CI | gain vs defaults | SUnreclaim MB (vs defaults) | runner-up (ops/s) | "
+       "robust? |\n";
   t += "|---|---|---|---|---|---|---|\n";
   for (const auto& row : advice["rows"]) {
     std::string best = "none within budget", o = "-", gain = "-", mem = "-", runner = "-";
@@ -273,6 +274,8 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
       best = row["best"]["setting"].get<std::string>();
       o = ops(row["best"]);
       mem = mb(row["best"]);
+      if (row.contains("sunreclaim_delta_kb"))
+        mem += fmt::format(" ({:+.1f})", row["sunreclaim_delta_kb"].get<double>() / 1024.0);
       if (row.contains("gain_pct"))
         gain = fmt::format("{:+.1f}% ± {:.1f}{}", row["gain_pct"].get<double>(), row["gain_half_width_pct"].get<double>(),
                            row["gain_is_tie"].get<bool>() ? " (tie)" : "");
