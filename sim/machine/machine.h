@@ -42,6 +42,10 @@ struct Machine {
   int nr_llcs = 0;
 
   std::array<Time, kDistanceClasses> latency{};  // one-way transfer by class
+  // Latencies the preset marks as estimates ("estimate" in their source), and the range its
+  // source states for each ([0, 0]: none stated): slubsim advise re-runs its picks at the ends.
+  std::array<bool, kDistanceClasses> latency_estimate{};
+  std::array<std::array<double, 2>, kDistanceClasses> latency_range_ns{};
   double smt_private_work_factor = 1.0;
 
   int nr_cores() const { return static_cast<int>(core_cpus.size()); }

@@ -1,6 +1,8 @@
 #include "sim/machine/topology.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cctype>
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -210,6 +212,16 @@ Machine parse_topology(const json& doc, const std::string& file) {
     double ns = v.sourced_value();
     if (!(ns > 0)) v.at("value").fail(fmt::format("a latency must be positive, got {}", ns));
     m.latency[d] = from_ns(ns);
+    std::string src = v.at("source").str();
+    std::transform(src.begin(), src.end(), src.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    m.latency_estimate[d] = src.find("estimate") != std::string::npos;
+    if (auto r = v.find("range")) {
+      if (!r->raw().is_array() || r->size() != 2) r->fail("expected [low, high] in ns");
+      const double lo = r->at(0).number(), hi = r->at(1).number();
+      if (!(lo > 0) || !(lo <= ns) || !(ns <= hi) || !std::isfinite(hi))
+        r->fail(fmt::format("needs 0 < low <= value ({}) <= high, got [{}, {}]", ns, lo, hi));
+      m.latency_range_ns[d] = {lo, hi};
+    }
   }
   auto f = root.at("smt_private_work_factor");
   m.smt_private_work_factor = f.sourced_value();
