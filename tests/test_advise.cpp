@@ -2,7 +2,7 @@
 // how it picks among settled results with confidence intervals and a memory budget.
 #include <doctest/doctest.h>
 
-#include "sim/advise/choose.h"
+#include "sim/advise/advise.h"
 
 using namespace slubsim;
 
@@ -86,4 +86,45 @@ TEST_CASE("advise choice: ties inside the confidence intervals go to the cheaper
   c = choose(close, 0);
   CHECK(close[*c.best].setting == "x");
   CHECK(c.gain_is_tie);
+}
+
+TEST_CASE("advise report: a pick that an estimate bound flips is fragile, and says which bound picks what") {
+  AdvisePlan plan;
+  plan.kernel = "v7.0";
+  plan.request.base.topology = "t";
+  plan.request.base.workload = "w";
+  plan.caches = {knobs("maple_node", 32)};
+  plan.nr_tasks = {64, 128};
+  plan.bounds = {{"estimates-low", {"topology.latency_ns.llc=20"}, "llc 20-33 ns"},
+                 {"estimates-high", {"topology.latency_ns.llc=33"}, "llc 20-33 ns"}};
+  const Setting defaults{}, cap64{{{"maple_node", Knob::SheafCapacity, 64}}},
+      cap256{{{"maple_node", Knob::SheafCapacity, 256}}};
+  StageOutcomes all;
+  all.settings = {defaults, cap64, cap256};
+  // Nominal: capacity 256 wins at both task counts.
+  all.by_row = {{{"", 100, 1, 1000}, {cap64.sysfs(), 110, 1, 1100}, {cap256.sysfs(), 120, 1, 1300}},
+                {{"", 200, 1, 2000}, {cap64.sysfs(), 220, 1, 2200}, {cap256.sysfs(), 240, 1, 2600}}};
+  all.seen.assign(2, std::vector<std::vector<std::array<int, 2>>>(3, {{{5, -1}}}));
+  // The low end keeps the pick; the high end turns 64 tasks around (64 beats 256), and at 128
+  // tasks makes 256 and 64 a tie (64 is cheaper).
+  BoundCheck low{"estimates-low", {}}, high{"estimates-high", {}};
+  low.outcomes.settings = high.outcomes.settings = all.settings;
+  low.outcomes.by_row = all.by_row;
+  high.outcomes.by_row = {{{"", 90, 1, 1000}, {cap64.sysfs(), 115, 1, 1100}, {cap256.sysfs(), 105, 1, 1300}},
+                          {{"", 180, 1, 2000}, {cap64.sysfs(), 230, 1, 2200}, {cap256.sysfs(), 231, 1, 2600}}};
+  const json a = advice_json(plan, all, {{5, -1}}, {low, high});
+  REQUIRE(a["rows"].size() == 2);
+  for (const auto& row : a["rows"]) {
+    CHECK(row["best"]["setting"] == "maple_node/sheaf_capacity=256");
+    CHECK(row["robustness"] == "fragile: estimates-high picks maple_node/sheaf_capacity=64");
+    REQUIRE(row["bounds"].size() == 2);
+    CHECK(row["bounds"][0]["pick"] == "maple_node/sheaf_capacity=256");
+  }
+  // Without the flip, robust; without bounds, not checked.
+  high.outcomes.by_row = all.by_row;
+  CHECK(advice_json(plan, all, {{5, -1}}, {low, high})["rows"][0]["robustness"] == "robust");
+  CHECK(advice_json(plan, all, {{5, -1}}, {})["rows"][0]["robustness"].get<std::string>().rfind("not checked", 0) == 0);
+  // The table shows it.
+  const std::string t = advice_table(plan, a);
+  CHECK(t.find("fragile: estimates-high picks maple_node/sheaf_capacity=64") != std::string::npos);
 }

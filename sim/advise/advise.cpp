@@ -4,9 +4,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <set>
 
+#include "sim/machine/machine.h"
 #include "sim/run/point_store.h"
 
 namespace fs = std::filesystem;
@@ -32,6 +34,30 @@ std::vector<int> parse_values(const std::string& text, const std::string& option
 std::string join_settings(const std::vector<Setting>& settings) {
   std::string out;
   for (std::size_t i = 0; i < settings.size(); ++i) out += (i ? ";" : "") + settings[i].sysfs();
+  return out;
+}
+
+// (fit file, scale) of every calibration-set fit of this workload (configs/fits/<experiment>.
+// <topology>.json whose experiment runs it and is in the calibration set).
+std::vector<std::pair<std::string, double>> fits_of_workload(const std::string& home, const std::string& workload) {
+  std::vector<std::pair<std::string, double>> out;
+  std::error_code ec;
+  const fs::path dir = fs::path(home) / "configs" / "fits";
+  if (!fs::is_directory(dir, ec)) return out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    try {
+      const json fit = load_json_file(f.string());
+      const std::string id = fit.at("experiment").get<std::string>();
+      const json e = load_json_file((fs::path(home) / "configs" / "experiments" / (id + ".json")).string());
+      if (e.value("workload", "") != workload || !e.value("calibration_set", false)) continue;
+      out.emplace_back(f.stem().string(), fit.at("scale").get<double>());
+    } catch (const std::exception&) {
+      // A fit that cannot be read does not widen the range; validate reports it.
+    }
+  }
   return out;
 }
 
@@ -75,6 +101,55 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
   const auto full = parse_values(r.max_full, "--max-full-sheaves", 0, 4096);
   const auto empty = parse_values(r.max_empty, "--max-empty-sheaves", 0, 4096);
   const Kernel& k = job.variants.front().kernel;
+  // The uncertain inputs' ends.
+  {
+    Bound lo{"estimates-low", {}, ""}, hi{"estimates-high", {}, ""};
+    std::string moved;
+    for (int d = 0; d < kDistanceClasses; ++d) {
+      const char* name = distance_name(static_cast<Distance>(d));
+      if (!job.machine.latency_estimate[d]) continue;
+      const auto& r = job.machine.latency_range_ns[d];
+      if (r[1] <= 0) {
+        plan.fixed.push_back(fmt::format("latency_ns.{} (an estimate without a stated range)", name));
+        continue;
+      }
+      lo.sets.push_back(fmt::format("topology.latency_ns.{}={}", name, r[0]));
+      hi.sets.push_back(fmt::format("topology.latency_ns.{}={}", name, r[1]));
+      moved += fmt::format("{}{} {}-{} ns", moved.empty() ? "" : ", ", name, r[0], r[1]);
+    }
+    if (!lo.sets.empty()) {
+      lo.what = hi.what = "the preset's estimated latencies at the ends of their stated ranges: " + moved;
+      plan.bounds.push_back(lo);
+      plan.bounds.push_back(hi);
+    }
+    double smin = 1, smax = 1;
+    std::vector<std::string> from;
+    for (const auto& f : fits_of_workload(r.base.home, job.program.name)) {
+      smin = std::min(smin, f.second);
+      smax = std::max(smax, f.second);
+      from.push_back(fmt::format("{} {}", f.first, f.second));
+    }
+    std::vector<const ProgramParameter*> placeholders;
+    for (const auto& p : job.program.parameters)
+      if (p.placeholder) placeholders.push_back(&p);
+    if (!placeholders.empty() && smin < smax) {
+      // An end at scale 1 is the placeholders themselves, which the search already ran.
+      Bound nlo{"nonslab-low", {}, ""}, nhi{"nonslab-high", {}, ""};
+      for (const auto* p : placeholders) {
+        const double ns = to_ns(p->ns);
+        nlo.sets.push_back(fmt::format("workload.parameters.{}={}", p->name, ns * smin));
+        nhi.sets.push_back(fmt::format("workload.parameters.{}={}", p->name, ns * smax));
+      }
+      nlo.what = nhi.what = fmt::format("the workload's placeholder non-slab times x {} to x {} (the calibration "
+                                        "fits of {}: {}; the placeholders: 1)",
+                                        smin, smax, job.program.name, fmt::join(from, ", "));
+      if (smin < 1) plan.bounds.push_back(nlo);
+      if (smax > 1) plan.bounds.push_back(nhi);
+    } else if (!placeholders.empty()) {
+      plan.fixed.push_back(fmt::format("the non-slab time of {} (no calibration fit of this workload to span)",
+                                       job.program.name));
+    }
+  }
   for (const auto& name : names) {
     if (std::none_of(job.caches.begin(), job.caches.end(), [&](const slub::CacheSpec& c) { return c.name == name; }))
       throw ConfigError("command line", "--caches", fmt::format("cache '{}' is not in the caches file", name));
@@ -186,7 +261,27 @@ std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes
   return out;
 }
 
-json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen) {
+std::vector<Setting> settings_to_check(const AdvisePlan& plan, const StageOutcomes& all) {
+  std::vector<std::size_t> picked;
+  for (const auto& row : all.by_row) {
+    const Choice c = choose(row, plan.request.memory_budget_mb * 1024.0);
+    for (const auto& i : {c.best, c.runner_up, c.defaults})
+      if (i && std::find(picked.begin(), picked.end(), *i) == picked.end()) picked.push_back(*i);
+  }
+  std::sort(picked.begin(), picked.end());
+  std::vector<Setting> out;
+  for (std::size_t i : picked) out.push_back(all.settings[i]);
+  return out;
+}
+
+SweepRequest bound_request(const AdvisePlan& plan, const Bound& b, const std::vector<Setting>& settings) {
+  SweepRequest s = stage_request(plan, settings);
+  s.base.sets.insert(s.base.sets.end(), b.sets.begin(), b.sets.end());
+  return s;
+}
+
+json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen,
+                 const std::vector<BoundCheck>& checks) {
   const double budget_kb = plan.request.memory_budget_mb * 1024.0;
   json rows = json::array();
   std::size_t points = 0;
@@ -217,9 +312,35 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
         row["budget_cost_pct"] = std::round(1e4 * lost) / 100;
       }
     }
-    row["robustness"] = "not checked";
+    // At each bound, the same choice among the settings re-run there.
+    json at_bounds = json::array();
+    std::vector<std::string> flips;
+    for (const auto& bc : checks) {
+      const auto& bo = bc.outcomes.by_row[r];
+      const Choice cb = choose(bo, budget_kb);
+      const std::string pick = cb.best ? bo[*cb.best].setting : std::string("(none within budget)");
+      const std::string nominal = c.best ? o[*c.best].setting : std::string("(none within budget)");
+      json b = {{"bound", bc.bound}, {"pick", pick.empty() ? "kernel defaults" : pick}};
+      if (cb.best) b["pick_ops_per_sec"] = bo[*cb.best].ops;
+      for (const auto& x : bo)
+        if (x.setting == nominal) b["nominal_pick_ops_per_sec"] = x.ops;
+      at_bounds.push_back(b);
+      if (pick != nominal) flips.push_back(fmt::format("{} picks {}", bc.bound, pick.empty() ? "the defaults" : pick));
+    }
+    row["bounds"] = at_bounds;
+    json every = json::array();
+    for (const auto& x : o) every.push_back(outcome_json(x));
+    row["settings"] = every;  // every setting run at this task count, in the order run
+    if (checks.empty())
+      row["robustness"] = "not checked (no uncertain input with a stated range)";
+    else if (flips.empty())
+      row["robustness"] = "robust";
+    else
+      row["robustness"] = fmt::format("fragile: {}", fmt::join(flips, "; "));
     rows.push_back(row);
   }
+  for (const auto& bc : checks)
+    for (const auto& row : bc.outcomes.by_row) points += row.size();
   json caches = json::array();
   const SameRun same = same_as_defaults(plan, seen);
   for (std::size_t i = 0; i < plan.caches.size(); ++i) {
@@ -250,6 +371,12 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
            "cache's knobs at their best beyond the confidence intervals, written together; the pick is the "
            "cheapest setting tied with the fastest within the budget"},
           {"points", points},
+          {"bounds", [&] {
+             json b = json::array();
+             for (const auto& x : plan.bounds) b.push_back({{"name", x.name}, {"moves", x.what}, {"sets", x.sets}});
+             return b;
+           }()},
+          {"fixed", plan.fixed},
           {"caches", caches},
           {"rows", rows}};
 }

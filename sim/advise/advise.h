@@ -12,7 +12,10 @@
 //            beat the defaults beyond both confidence intervals) written together: caches that
 //            interact (vm_area_struct and maple_node in mmap) are then measured jointly.
 // The recommendation at each task count is choose() over every setting run at that count.
-// Output: OUT/stage0/, OUT/stage1/, OUT/stage2/ (sweep trees), OUT/advice.json and OUT/advice.md.
+//   bounds   per task count the pick, the runner-up and the defaults again at each end of the
+//            uncertain inputs (AdvisePlan::bounds); a pick another setting beats there is fragile.
+// Output: OUT/stage0/, OUT/stage1/, OUT/stage2/, OUT/bounds[-budget-<MB>MB]/<bound>/ (sweep trees),
+// OUT/advice.json and OUT/advice.md.
 #pragma once
 #include <string>
 #include <vector>
@@ -35,11 +38,23 @@ struct AdviseRequest {
 // The request checked against the configs, with each cache's kernel defaults and candidates.
 // Throws ConfigError("command line", option, ...) for an unknown cache, a cache without sheaves
 // under the kernel, an empty or bad value list, several kernels, or a negative budget.
+// One end of the uncertain inputs' ranges, as --set overrides on top of the request's.
+struct Bound {
+  std::string name;  // "estimates-low", "estimates-high", "nonslab-low", "nonslab-high"
+  std::vector<std::string> sets;
+  std::string what;  // what it moves, for the report
+};
 struct AdvisePlan {
   AdviseRequest request;
   std::string kernel;  // the preset's name
   std::vector<CacheKnobs> caches;
   std::vector<int> nr_tasks;
+  // The picks are re-run at each: every latency the preset marks as an estimate at the low end
+  // of the range its source states, then at the high end; the workload's placeholder non-slab
+  // times scaled to the smallest and the largest of the calibration fits of this workload and
+  // the placeholders themselves (scale 1). Inputs without a stated range are listed in `fixed`.
+  std::vector<Bound> bounds;
+  std::vector<std::string> fixed;
 };
 AdvisePlan resolve_advise(const AdviseRequest& r);
 
@@ -66,8 +81,20 @@ SameRun same_as_defaults(const AdvisePlan& plan, const std::vector<std::array<in
 // already run left out).
 std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes& stage1);
 
-// The report over both stages: JSON and a table to paste into a mail.
-json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen);
+// The settings whose picks the bounds re-run: per task count the pick, the runner-up and the
+// defaults, without repeats, in `all`'s order.
+std::vector<Setting> settings_to_check(const AdvisePlan& plan, const StageOutcomes& all);
+// The sweep of `settings` at one bound.
+SweepRequest bound_request(const AdvisePlan& plan, const Bound& b, const std::vector<Setting>& settings);
+// Per task count, what each bound does to the pick.
+struct BoundCheck {
+  std::string bound;
+  StageOutcomes outcomes;
+};
+
+// The report: JSON and a table to paste into a mail.
+json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen,
+                 const std::vector<BoundCheck>& checks);
 std::string advice_table(const AdvisePlan& plan, const json& advice);
 
 }  // namespace slubsim

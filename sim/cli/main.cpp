@@ -385,7 +385,21 @@ int advise(std::vector<std::string> args) {
       return 128 + static_cast<int>(g_signal);
     append(two);
   }
-  const json advice = advice_json(plan, all, seen);
+  // The bounds: the picks, runners-up and defaults again at each end of the uncertain inputs.
+  std::vector<BoundCheck> checks;
+  const std::vector<Setting> check = settings_to_check(plan, all);
+  for (const auto& b : plan.bounds) {
+    BoundCheck bc{b.name, {}};
+    // Which settings are re-run depends on the budget: each budget has its own folder.
+    const std::string name =
+        (plan.request.memory_budget_mb > 0 ? fmt::format("bounds-budget-{}MB/", plan.request.memory_budget_mb)
+                                           : std::string("bounds/")) +
+        b.name;
+    if (!run_stage(name.c_str(), check, Shard{}, resolve_sweep(bound_request(plan, b, check)), &bc.outcomes))
+      return 128 + static_cast<int>(g_signal);
+    checks.push_back(std::move(bc));
+  }
+  const json advice = advice_json(plan, all, seen, checks);
   const std::string table = advice_table(plan, advice);
   write_file_atomically((out / "advice.json").string(), advice.dump(1) + "\n");
   write_file_atomically((out / "advice.md").string(), table);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: `slubsim advise`. A small search (2 caches, 2 task counts) run locally is the
-# reference, and barn limits never reached under the defaults are left out and listed; its advice.json must equal, byte for byte, the same search run as 2 shards of stage 1,
+# reference, barn limits never reached under the defaults are left out and listed, and each pick
+# is re-run at the uncertain inputs' bounds; its advice.json must equal, byte for byte, the same search run as 2 shards of stage 1,
 # merged into one stage1 and finished by advise without --shard. A budget no setting fits leaves
 # no recommendation and says how many it excluded. Bad input (an unknown cache, a cache without
 # sheaves on that kernel, an empty range, a negative budget) exits 2 and writes nothing.
@@ -33,8 +34,15 @@ for c in a["caches"]:
         expect = [v for v in k["values"] if v != d and d > high and v > high]
         assert k["same_as_default"] == expect, (c["cache"], name, k)
         left_out += len(expect)
-# 2 caches x 5 values, the defaults, and at most one joint setting, at 2 task counts.
-assert 2 * (1 + 10 - left_out) <= a["points"] <= 2 * (2 + 10 - left_out), (a["points"], left_out)
+# 2 caches x 5 values, the defaults, and at most one joint setting, at 2 task counts; then at
+# each bound of the uncertain inputs the picks, runners-up and defaults (at most 3 each).
+searched = 2 * (1 + 10 - left_out)
+nb = len(a["bounds"])
+assert nb >= 2, a["bounds"]  # small-2s-8c's DRAM estimates state ranges
+assert searched <= a["points"] <= searched + 2 + nb * 2 * 3, (a["points"], left_out, nb)
+for r in a["rows"]:
+    assert len(r["bounds"]) == nb, r
+    assert r["robustness"] == "robust" or r["robustness"].startswith("fragile: "), r
 PY
 
 # Stage 1 in two shards, merged, then finished without --shard.
