@@ -21,6 +21,10 @@
     tools/plot.py why DIR [DIR ...] -o out.png
         why.<category>.percent stacked, one bar per variant dir (says so and writes nothing when
         the results have no why keys)
+    tools/plot.py advise OUT/advice.json -o out.png
+        slubsim advise's settings: throughput (with its 95% CI) against SUnreclaim, one panel
+        per task count; the Pareto front (no other setting both faster beyond the CIs and
+        cheaper) joined, the pick ringed, the kernel's defaults a square
     tools/plot.py scoreboard results/scoreboard.json -o out.png
         simulated against published delta per cell, y = x and the ±3 point band, by experiment
         (says so and writes nothing when no cell has a simulated delta yet)
@@ -434,8 +438,67 @@ def scoreboard(args):
     save(fig, args.output)
 
 
+def pareto(points):
+    """Indices of the points no other point dominates: at most as much memory and faster beyond
+    both confidence intervals (the advisor's notion of faster), or as fast and cheaper."""
+    front = []
+    for i, (m, ops, hw) in enumerate(points):
+        dominated = False
+        for j, (m2, ops2, hw2) in enumerate(points):
+            if j == i:
+                continue
+            faster = ops2 - ops > (hw ** 2 + hw2 ** 2) ** 0.5
+            tied = not faster and abs(ops2 - ops) <= (hw ** 2 + hw2 ** 2) ** 0.5
+            if (m2 <= m and faster) or (m2 < m and tied):
+                dominated = True
+                break
+        if not dominated:
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def advise(args):
+    if len(args.dirs) != 1:
+        raise rio.InputError("command line: advise takes one advice.json")
+    path = args.dirs[0]
+    a = rio.read_json(path)
+    try:
+        rows = a["rows"]
+        panels = [(r["nr_task"], r["settings"], r.get("best")) for r in rows]
+    except (KeyError, TypeError) as e:
+        raise rio.InputError(f"{path}: not slubsim advise's advice.json (missing {e})")
+    if not panels:
+        raise rio.InputError(f"{path}: no task counts")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), squeeze=False)
+    for ax, (n, settings, best) in zip(axes[0], panels):
+        pts = [(s["sunreclaim_kb"] / 1024.0, s["ops_per_sec"], s["half_width"]) for s in settings]
+        names = [s["setting"] for s in settings]
+        ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], fmt="o", ms=4,
+                    color=colour(0), alpha=0.6, label="a setting (± 95% CI)")
+        front = pareto(pts)
+        ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "-", color=colour(1), lw=1.2,
+                label="Pareto front")
+        for i in front:
+            ax.annotate(short(names[i].replace("maple_node/", "mn/").replace("vm_area_struct/", "vma/"), 40),
+                        (pts[i][0], pts[i][1]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        for i, nm in enumerate(names):
+            if nm == "kernel defaults":
+                ax.plot([pts[i][0]], [pts[i][1]], "s", ms=8, mfc="none", color="black", label="kernel defaults")
+            if best and nm == best["setting"]:
+                ax.plot([pts[i][0]], [pts[i][1]], "o", ms=12, mfc="none", color=colour(3), mew=2, label="the pick")
+        ax.set_title(f"{n} tasks", fontsize=10)
+        ax.set_xlabel("SUnreclaim (MB)")
+        ax.set_ylabel("ops/s")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(args.title or f"slubsim advise: {a.get('workload')} on {a.get('topology')}, {a.get('kernel')}",
+                 fontsize=11)
+    fig.tight_layout()
+    save(fig, args.output)
+
+
 KINDS = {"scaling": scaling, "experiment": experiment, "capacity": capacity, "sweep": sweep,
-         "locks": locks, "why": why, "scoreboard": scoreboard}
+         "locks": locks, "why": why, "scoreboard": scoreboard, "advise": advise}
 
 
 class Parser(argparse.ArgumentParser):

@@ -45,6 +45,13 @@ for r in a["rows"]:
     assert r["robustness"] == "robust" or r["robustness"].startswith("fragile: "), r
 PY
 
+# The plot of throughput against memory, when matplotlib is there (tools/setup.sh installs it).
+if "$py" -c "import matplotlib" 2>/dev/null; then
+  src=$(cd "$(dirname "$0")/../.." && pwd)
+  "$py" "$src/tools/plot.py" advise "$tmp/local/advice.json" -o "$tmp/advice.png" >/dev/null &&
+    [ -s "$tmp/advice.png" ] && ok "tools/plot.py advise: a PNG" || fail "tools/plot.py advise"
+fi
+
 # Stage 1 in two shards, merged, then finished without --shard.
 for k in 1 2; do
   "$bin" advise "${args[@]}" --shard "$k/2" --out "$tmp/shard$k" >/dev/null 2>&1 || fail "shard $k/2"
