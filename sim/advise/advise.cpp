@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "models/slub/geometry.h"
 #include "sim/machine/machine.h"
 #include "sim/run/point_store.h"
 
@@ -167,6 +168,22 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
     c.values[1] = full;
     c.values[2] = empty;
     plan.caches.push_back(std::move(c));
+  }
+  // The least SUnreclaim any setting can have: every CPU holds a main sheaf of each cache with
+  // sheaves from the cache's creation (its struct is kmalloc'd), at the smallest capacity searched.
+  if (r.memory_budget_mb > 0) {
+    double floor = 0;
+    for (const auto& s : sheaves) {
+      std::uint32_t cap = s.capacity;
+      for (const auto& c : plan.caches)
+        if (c.cache == s.cache) cap = static_cast<std::uint32_t>(c.values[0].front());
+      floor += static_cast<double>(job.machine.nr_cpus) * static_cast<double>(slub::sheaf_struct_bytes(cap));
+    }
+    if (r.memory_budget_mb * 1024.0 * 1024.0 < floor)
+      throw ConfigError("command line", "--memory-budget",
+                        fmt::format("{} MB is below the minimum state: the main sheaves of {} CPUs alone take "
+                                    "{:.4g} MB at the smallest capacities searched",
+                                    r.memory_budget_mb, job.machine.nr_cpus, floor / (1024.0 * 1024.0)));
   }
   return plan;
 }

@@ -62,7 +62,7 @@ done
 cmp -s "$tmp/local/advice.json" "$tmp/merged/advice.json" && ok "2 shards + merge: the same advice.json, byte for byte" ||
   fail "sharded advice differs: $(diff "$tmp/local/advice.json" "$tmp/merged/advice.json" | head -5)"
 
-# A budget below every setting's memory.
+# A budget below every setting's memory (above the minimum state: sheaf structs of 8 CPUs).
 "$bin" advise "${args[@]}" --memory-budget 1 --out "$tmp/local" >"$tmp/budget.out" || fail "advise with a budget"
 "$py" - "$tmp/local/advice.json" <<'PY' && ok "a 1 MB budget: no pick, every setting counted as over it" || fail "budget"
 import json, sys
@@ -86,5 +86,6 @@ bad "a kernel without sheaves for the workload" "--kernel" --topology small-2s-8
 bad "an empty range" "--capacities: an empty range" --topology small-2s-8c --workload mmap1 --capacities ''
 bad "a capacity of 0" "--capacities" --topology small-2s-8c --workload mmap1 --capacities 0,8
 bad "a negative budget" "--memory-budget" --topology small-2s-8c --workload mmap1 --memory-budget -5
+bad "a budget below the minimum state" "--memory-budget: 0.0001 MB is below the minimum state" --topology small-2s-8c --workload mmap1 --memory-budget 0.0001
 bad "two kernels" "--kernel" --topology small-2s-8c --workload mmap1 --kernel v6.18,v7.0
 [ $failures -eq 0 ]
