@@ -335,7 +335,8 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
     for (const auto& bc : checks) {
       const auto& bo = bc.outcomes.by_row[r];
       const Choice cb = choose(bo, budget_kb);
-      const std::string pick = cb.best ? bo[*cb.best].setting : std::string("(none within budget)");
+      const std::string none = cb.over_budget ? "(none settled within budget)" : "(none settled)";
+      const std::string pick = cb.best ? bo[*cb.best].setting : none;
       const std::string nominal = c.best ? o[*c.best].setting : std::string("(none within budget)");
       json b = {{"bound", bc.bound}, {"pick", pick.empty() ? "kernel defaults" : pick}};
       if (cb.best) b["pick_ops_per_sec"] = bo[*cb.best].ops;
