@@ -257,6 +257,15 @@ int run(std::vector<std::string> args) {
   return 0;
 }
 
+// --plan FILE: a sweep's points to FILE, or to stdout for "-".
+void write_plan(const Sweep& s, const std::string& file) {
+  const std::string text = sweep_plan(s).dump(1) + "\n";
+  if (file == "-")
+    std::cout << text;
+  else
+    write_file_atomically(file, text);
+}
+
 int sweep(std::vector<std::string> args) {
   SweepCommand cmd = parse_sweep_command(std::move(args), default_home());
   if (cmd.help) {
@@ -284,11 +293,7 @@ int sweep(std::vector<std::string> args) {
       }
   }
   if (!cmd.plan.empty()) {
-    const std::string text = sweep_plan(s).dump(1) + "\n";
-    if (cmd.plan == "-")
-      std::cout << text;
-    else
-      write_file_atomically(cmd.plan, text);
+    write_plan(s, cmd.plan);
     if (!cmd.quiet && cmd.plan != "-")
       std::cerr << fmt::format("slubsim: {} points in {} jobs: plan in {}\n", s.points.size(), s.jobs.size(), cmd.plan);
     if (cmd.out.empty()) return 0;
@@ -354,11 +359,7 @@ int advise(std::vector<std::string> args) {
   if (stage1.empty()) throw ConfigError("command line", "--capacities", "nothing to search: every candidate is a default");
   const Sweep s1 = resolve_sweep(stage_request(plan, stage1));
   if (!cmd.plan.empty()) {
-    const std::string text = sweep_plan(s1).dump(1) + "\n";
-    if (cmd.plan == "-")
-      std::cout << text;
-    else
-      write_file_atomically(cmd.plan, text);
+    write_plan(s1, cmd.plan);
     return 0;
   }
   StageOutcomes one;
