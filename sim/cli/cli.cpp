@@ -159,7 +159,7 @@ po::options_description advise_options(AdviseCommand& c) {
       ("memory-budget", po::value(&a.memory_budget_mb)->default_value(a.memory_budget_mb),
        "SUnreclaim in MB no recommendation may exceed (0: none); e.g. --memory-budget 512")
       ("out", po::value(&c.out),
-       "DIR: OUT/stage1 and OUT/stage2 (sweep trees: rerunning resumes), OUT/advice.json and OUT/advice.md; e.g. --out results/advise")
+       "DIR: OUT/stage0, OUT/stage1, OUT/stage2 and OUT/bounds/<bound> (sweep trees: rerunning resumes), OUT/advice.json and OUT/advice.md; e.g. --out results/advise")
       ("plan", po::value(&c.plan),
        "run stage 0 (the defaults, one point per task count) into OUT/stage0, then write stage 1's points (as 'slubsim sweep --plan' does) to FILE ('-' for stdout) and stop; e.g. --plan plan.json")
       ("shard", po::value(&c.shard),
