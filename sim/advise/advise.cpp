@@ -5,12 +5,16 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <iostream>
 #include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "models/slub/geometry.h"
 #include "sim/machine/machine.h"
 #include "sim/run/point_store.h"
+#include "sim/sweep/merge.h"
 
 namespace fs = std::filesystem;
 
@@ -81,6 +85,8 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
     throw ConfigError("command line", "--topology", "advise answers for one machine: give one topology");
   if (split_list(r.base.workload).size() != 1)
     throw ConfigError("command line", "--workload", "advise answers for one workload: give one");
+  if (r.search != "climb" && r.search != "grid")
+    throw ConfigError("command line", "--search", fmt::format("'{}' is not climb or grid", r.search));
   if (r.memory_budget_mb < 0 || !std::isfinite(r.memory_budget_mb))
     throw ConfigError("command line", "--memory-budget", "must be a positive number of MB (0: no budget)");
   JobRequest jr = r.base;
@@ -167,7 +173,18 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
     c.values[0] = capacities;
     c.values[1] = full;
     c.values[2] = empty;
+    // What the kernel runs with each capacity written (7.0 raises one below its automatic value).
+    std::map<int, int> used;
+    for (int v : capacities) {
+      Variant written = job.variants.front();
+      written.capacity.knobs = SheafKnobs{};
+      written.capacity.knobs.sheaf_capacity = {{name, v}};
+      for (const auto& sc : sheaf_capacities(job, written))
+        if (sc.cache == name) used[v] = static_cast<int>(sc.capacity);
+    }
+    used[c.defaults[0]] = c.defaults[0];
     plan.caches.push_back(std::move(c));
+    plan.capacity_used.push_back(std::move(used));
   }
   // The least SUnreclaim any setting can have: every CPU holds a main sheaf of each cache with
   // sheaves from the cache's creation (its struct is kmalloc'd), at the smallest capacity searched.
@@ -188,29 +205,193 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
   return plan;
 }
 
-SweepRequest stage_request(const AdvisePlan& plan, const std::vector<Setting>& settings) {
+std::string row_dir(int nr_task) { return fmt::format("tasks-{}", nr_task); }
+
+std::vector<Rung> ladder(const AdvisePlan& plan, std::size_t cache, Knob k, std::array<int, 2> seen) {
+  const CacheKnobs& c = plan.caches.at(cache);
+  const int def = c.get(k);
+  // What the kernel runs with value v written.
+  auto key = [&](int v) {
+    if (k == Knob::SheafCapacity) {
+      const auto it = plan.capacity_used.at(cache).find(v);
+      return it == plan.capacity_used.at(cache).end() ? v : it->second;
+    }
+    // A limit above the most sheaves the barn held at a check is never reached, as the default's.
+    const int high = seen[k == Knob::MaxFullSheaves ? 0 : 1];
+    return def > high && v > high ? def : v;
+  };
+  std::map<int, Rung> by_key;
+  Rung& home = by_key[key(def)];
+  home.value = def;
+  home.is_default = true;
+  for (int v : c.values[static_cast<int>(k)]) {
+    if (v == def) continue;
+    auto [it, fresh] = by_key.try_emplace(key(v));
+    Rung& r = it->second;
+    if (fresh) r.value = v;
+    else r.same.push_back(v);  // candidates ascend: the first of a group is its smallest
+  }
+  std::vector<Rung> out;
+  for (auto& [_, r] : by_key) out.push_back(std::move(r));
+  return out;
+}
+
+namespace {
+
+Setting single(const AdvisePlan& plan, const Climb& c, std::size_t rung) {
+  return Setting{{{plan.caches[c.cache].cache, c.knob, c.rungs[rung].value}}};
+}
+
+// The outcome of `s` at this task count, when it has run.
+const SettingOutcome* find_outcome(const RowOutcomes& run, const Setting& s) {
+  for (std::size_t i = 0; i < run.settings.size(); ++i)
+    if (run.settings[i] == s) return &run.outcomes[i];
+  return nullptr;
+}
+
+const SettingOutcome& rung_outcome(const AdvisePlan& plan, const RowSearch& rs, const Climb& c, std::size_t rung) {
+  if (rung == c.home) return rs.run.outcomes.front();  // the defaults
+  const SettingOutcome* o = find_outcome(rs.run, single(plan, c, rung));
+  if (!o) throw std::logic_error("advise: a climb's rung has no outcome");
+  return *o;
+}
+
+std::string rung_text(const Climb& c, std::size_t rung) {
+  return c.rungs[rung].is_default ? fmt::format("the default {}", c.rungs[rung].value)
+                                  : std::to_string(c.rungs[rung].value);
+}
+
+}  // namespace
+
+void start_search(const AdvisePlan& plan, RowSearch& rs) {
+  rs.climbs.clear();
+  for (std::size_t c = 0; c < plan.caches.size(); ++c)
+    for (Knob k : kKnobs) {
+      Climb cl;
+      cl.cache = c;
+      cl.knob = k;
+      cl.rungs = ladder(plan, c, k, c < rs.seen.size() ? rs.seen[c] : std::array<int, 2>{-1, -1});
+      for (std::size_t i = 0; i < cl.rungs.size(); ++i)
+        if (cl.rungs[i].is_default) cl.home = cl.at = i;
+      if (cl.rungs.size() == 1) {
+        cl.done = true;
+        cl.ended = "every candidate runs as the default";
+      }
+      rs.climbs.push_back(std::move(cl));
+    }
+}
+
+std::vector<Setting> next_round(const AdvisePlan& plan, const RowSearch& rs) {
+  std::vector<Setting> out;
+  const bool grid = plan.request.search == "grid";
+  for (const Climb& c : rs.climbs) {
+    if (c.done) continue;
+    if (grid || c.direction == 0) {
+      for (std::size_t i = 0; i < c.rungs.size(); ++i) {
+        const bool neighbour = i + 1 == c.home || i == c.home + 1;
+        if (i != c.home && (grid || neighbour)) out.push_back(single(plan, c, i));
+      }
+    } else {
+      out.push_back(single(plan, c, static_cast<std::size_t>(static_cast<long>(c.at) + c.direction)));
+    }
+  }
+  return out;
+}
+
+void record_round(const AdvisePlan& plan, RowSearch& rs, const RowOutcomes& round) {
+  rs.run.settings.insert(rs.run.settings.end(), round.settings.begin(), round.settings.end());
+  rs.run.outcomes.insert(rs.run.outcomes.end(), round.outcomes.begin(), round.outcomes.end());
+  rs.run.seen.insert(rs.run.seen.end(), round.seen.begin(), round.seen.end());
+  ++rs.rounds;
+  const bool grid = plan.request.search == "grid";
+  for (Climb& c : rs.climbs) {
+    if (c.done) continue;
+    const SettingOutcome& here = rung_outcome(plan, rs, c, c.at);
+    if (grid || c.direction == 0) {
+      // The better of the rungs run that beats where the climb stands.
+      std::optional<std::size_t> best;
+      for (std::size_t i = 0; i < c.rungs.size(); ++i) {
+        if (i == c.home || !(grid || i + 1 == c.home || i == c.home + 1)) continue;
+        c.path.push_back(c.rungs[i].value);
+        const SettingOutcome& o = rung_outcome(plan, rs, c, i);
+        if (beats(o, here) && (!best || o.ops > rung_outcome(plan, rs, c, *best).ops)) best = i;
+      }
+      if (!best) {
+        c.done = true;
+        c.ended = grid ? "no value beats the default beyond the confidence intervals"
+                       : "neither neighbour beats the default beyond the confidence intervals";
+        continue;
+      }
+      c.direction = *best > c.at ? 1 : -1;
+      c.at = *best;
+      if (grid) {
+        c.done = true;
+        c.ended = "every value run";
+        continue;
+      }
+    } else {
+      const std::size_t next = static_cast<std::size_t>(static_cast<long>(c.at) + c.direction);
+      c.path.push_back(c.rungs[next].value);
+      if (!beats(rung_outcome(plan, rs, c, next), here)) {
+        c.done = true;
+        c.ended = fmt::format("{} does not beat {} beyond the confidence intervals", rung_text(c, next),
+                              rung_text(c, c.at));
+        continue;
+      }
+      c.at = next;
+    }
+    const long beyond = static_cast<long>(c.at) + c.direction;
+    if (beyond < 0 || beyond >= static_cast<long>(c.rungs.size())) {
+      c.done = true;
+      c.ended = fmt::format("{} is the end of the range", c.rungs[c.at].value);
+    }
+  }
+}
+
+std::vector<Setting> joint_settings(const AdvisePlan& plan, const RowSearch& rs) {
+  std::vector<std::array<std::optional<int>, 3>> best(plan.caches.size());
+  for (const Climb& c : rs.climbs)
+    if (c.at != c.home) best[c.cache][static_cast<int>(c.knob)] = c.rungs[c.at].value;
+  const Setting joint = combine(plan.caches, best);
+  if (joint.writes.size() < 2 || find_outcome(rs.run, joint)) return {};
+  return {joint};
+}
+
+std::vector<Setting> settings_to_check(const AdvisePlan& plan, const RowOutcomes& run) {
+  const Choice c = choose(run.outcomes, plan.request.memory_budget_mb * 1024.0);
+  std::vector<std::size_t> picked;
+  for (const auto& i : {c.best, c.runner_up, c.defaults})
+    if (i && std::find(picked.begin(), picked.end(), *i) == picked.end()) picked.push_back(*i);
+  std::sort(picked.begin(), picked.end());
+  std::vector<Setting> out;
+  for (std::size_t i : picked) out.push_back(run.settings[i]);
+  return out;
+}
+
+SweepRequest stage_request(const AdvisePlan& plan, const std::vector<Setting>& settings, int nr_task,
+                           const Bound* bound) {
   SweepRequest s;
   s.base = plan.request.base;
   s.base.sheaf_capacity.clear();
   s.base.sysfs = join_settings(settings);
+  s.base.nr_task = std::to_string(nr_task);
+  if (bound) s.base.sets.insert(s.base.sets.end(), bound->sets.begin(), bound->sets.end());
   s.topologies = {s.base.topology};
   s.workloads = {s.base.workload};
   return s;
 }
 
-StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vector<Setting>& settings,
-                         const std::string& dir) {
-  StageOutcomes out;
+RowOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vector<Setting>& settings,
+                       const std::string& dir) {
+  RowOutcomes out;
   out.settings = settings;
-  out.by_row.assign(plan.nr_tasks.size(), std::vector<SettingOutcome>(settings.size()));
-  out.seen.assign(plan.nr_tasks.size(),
-                  std::vector<std::vector<std::array<int, 2>>>(
-                      settings.size(), std::vector<std::array<int, 2>>(plan.caches.size(), {kUnknownSeen, kUnknownSeen})));
+  out.outcomes.resize(settings.size());
+  out.seen.assign(settings.size(), std::vector<std::array<int, 2>>(plan.caches.size(), {kUnknownSeen, kUnknownSeen}));
   for (const auto& p : s.points) {
     const SweepJob& sj = s.jobs[p.job];
     const std::string file = (fs::path(dir) / sj.dir / "points" / (point_id(sj.job, p.key) + ".json")).string();
     const RunResult r = run_result_from_json(load_json_file(file), file);
-    SettingOutcome& o = out.by_row.at(p.key.row).at(p.key.variant);
+    SettingOutcome& o = out.outcomes.at(p.key.variant);
     o.setting = settings.at(p.key.variant).sysfs();
     o.ops = static_cast<double>(r.ops_per_sec);
     o.half_width = r.settle.half_width;
@@ -220,93 +401,22 @@ StageOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vect
     o.memory_kb = bytes / 1024.0;
     for (std::size_t c = 0; c < plan.caches.size(); ++c)
       for (const auto& cr : r.caches)
-        if (cr.name == plan.caches[c].cache)
-          out.seen.at(p.key.row).at(p.key.variant)[c] = {cr.barn_full_seen, cr.barn_empty_seen};
+        if (cr.name == plan.caches[c].cache) out.seen.at(p.key.variant)[c] = {cr.barn_full_seen, cr.barn_empty_seen};
   }
   return out;
 }
 
-std::vector<std::array<int, 2>> barn_seen(const StageOutcomes& stage0) {
-  std::vector<std::array<int, 2>> out;
-  for (const auto& row : stage0.seen)
-    for (const auto& setting : row) {
-      if (out.empty()) out.assign(setting.size(), {-1, -1});
-      for (std::size_t c = 0; c < setting.size(); ++c)
-        for (int k = 0; k < 2; ++k) out[c][k] = std::max(out[c][k], setting[c][k]);
-    }
-  return out;
-}
-
-SameRun same_as_defaults(const AdvisePlan& plan, const std::vector<std::array<int, 2>>& seen) {
-  std::map<std::string, std::array<int, 2>> by_cache;
-  for (std::size_t c = 0; c < plan.caches.size() && c < seen.size(); ++c) by_cache[plan.caches[c].cache] = seen[c];
-  return [by_cache](const CacheKnobs& c, Knob k, int v) {
-    if (k == Knob::SheafCapacity) return false;
-    const auto it = by_cache.find(c.cache);
-    if (it == by_cache.end()) return false;
-    // The default limit was never reached (every check passed), and v would not be either.
-    const int high = it->second[k == Knob::MaxFullSheaves ? 0 : 1];
-    return c.get(k) > high && v > high;
-  };
-}
-
-std::vector<Setting> stage2_settings(const AdvisePlan& plan, const StageOutcomes& stage1) {
-  std::vector<Setting> out;
-  for (const auto& row : stage1.by_row) {
-    const auto def = std::find_if(row.begin(), row.end(), [](const SettingOutcome& o) { return o.setting.empty(); });
-    if (def == row.end()) continue;
-    std::vector<std::array<std::optional<int>, 3>> best(plan.caches.size());
-    std::vector<std::array<double, 3>> best_ops(plan.caches.size(), {0, 0, 0});
-    for (std::size_t i = 0; i < stage1.settings.size(); ++i) {
-      const Setting& s = stage1.settings[i];
-      const SettingOutcome& o = row[i];
-      if (s.writes.size() != 1 || !o.settled || !beats(o, *def)) continue;
-      const auto& w = s.writes.front();
-      for (std::size_t c = 0; c < plan.caches.size(); ++c)
-        if (plan.caches[c].cache == w.cache) {
-          const int k = static_cast<int>(w.knob);
-          if (!best[c][k] || o.ops > best_ops[c][k]) {
-            best[c][k] = w.value;
-            best_ops[c][k] = o.ops;
-          }
-        }
-    }
-    Setting joint = combine(plan.caches, best);
-    if (joint.writes.size() < 2) continue;  // one write or none: already run in stage 1
-    if (std::find(out.begin(), out.end(), joint) == out.end()) out.push_back(joint);
-  }
-  return out;
-}
-
-std::vector<Setting> settings_to_check(const AdvisePlan& plan, const StageOutcomes& all) {
-  std::vector<std::size_t> picked;
-  for (const auto& row : all.by_row) {
-    const Choice c = choose(row, plan.request.memory_budget_mb * 1024.0);
-    for (const auto& i : {c.best, c.runner_up, c.defaults})
-      if (i && std::find(picked.begin(), picked.end(), *i) == picked.end()) picked.push_back(*i);
-  }
-  std::sort(picked.begin(), picked.end());
-  std::vector<Setting> out;
-  for (std::size_t i : picked) out.push_back(all.settings[i]);
-  return out;
-}
-
-SweepRequest bound_request(const AdvisePlan& plan, const Bound& b, const std::vector<Setting>& settings) {
-  SweepRequest s = stage_request(plan, settings);
-  s.base.sets.insert(s.base.sets.end(), b.sets.begin(), b.sets.end());
-  return s;
-}
-
-json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::vector<std::array<int, 2>>& seen,
-                 const std::vector<BoundCheck>& checks) {
+json advice_json(const AdvisePlan& plan, const std::vector<RowSearch>& searches,
+                 const std::vector<std::vector<BoundCheck>>& checks) {
   const double budget_kb = plan.request.memory_budget_mb * 1024.0;
   json rows = json::array();
   std::size_t points = 0;
-  for (std::size_t r = 0; r < plan.nr_tasks.size(); ++r) {
-    const auto& o = all.by_row[r];
+  for (std::size_t r = 0; r < searches.size(); ++r) {
+    const RowSearch& rs = searches[r];
+    const auto& o = rs.run.outcomes;
     points += o.size();
     const Choice c = choose(o, budget_kb);
-    json row = {{"nr_task", plan.nr_tasks[r]}, {"settings_run", o.size()}, {"over_budget", c.over_budget}};
+    json row = {{"nr_task", rs.nr_task}, {"settings_run", o.size()}, {"rounds", rs.rounds}, {"over_budget", c.over_budget}};
     if (c.defaults) row["defaults"] = outcome_json(o[*c.defaults]);
     if (c.best) {
       row["best"] = outcome_json(o[*c.best]);
@@ -322,6 +432,14 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
       row["best"] = nullptr;
     }
     if (c.runner_up) row["runner_up"] = outcome_json(o[*c.runner_up]);
+    // A setting whose window did not settle within the cap is never picked; when one ran faster
+    // than the pick beyond the intervals, say so: a longer --settle-cap may answer for it.
+    {
+      std::optional<std::size_t> fast;
+      for (std::size_t i = 0; i < o.size(); ++i)
+        if (!o[i].settled && (!fast || o[i].ops > o[*fast].ops)) fast = i;
+      if (fast && (!c.best || beats(o[*fast], o[*c.best]))) row["faster_not_settled"] = outcome_json(o[*fast]);
+    }
     if (c.fastest_unbudgeted) {
       row["fastest_over_budget"] = outcome_json(o[*c.fastest_unbudgeted]);
       if (c.best) {
@@ -332,8 +450,11 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
     // At each bound, the same choice among the settings re-run there.
     json at_bounds = json::array();
     std::vector<std::string> flips;
-    for (const auto& bc : checks) {
-      const auto& bo = bc.outcomes.by_row[r];
+    const std::vector<BoundCheck> none_checked;
+    const auto& row_checks = r < checks.size() ? checks[r] : none_checked;
+    for (const auto& bc : row_checks) {
+      const auto& bo = bc.outcomes.outcomes;
+      points += bo.size();
       const Choice cb = choose(bo, budget_kb);
       const std::string none = cb.over_budget ? "(none settled within budget)" : "(none settled)";
       const std::string pick = cb.best ? bo[*cb.best].setting : none;
@@ -346,10 +467,30 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
       if (pick != nominal) flips.push_back(fmt::format("{} picks {}", bc.bound, pick.empty() ? "the defaults" : pick));
     }
     row["bounds"] = at_bounds;
+    // How each knob was searched: its rungs (candidates that run alike grouped), the values run
+    // in order, where it ended and why.
+    json climbs = json::array();
+    for (const Climb& cl : rs.climbs) {
+      json rungs = json::array();
+      for (const Rung& g : cl.rungs) {
+        json x = {{"value", g.value}};
+        if (g.is_default) x["default"] = true;
+        if (!g.same.empty()) x["same"] = g.same;
+        rungs.push_back(x);
+      }
+      json cj = {{"cache", plan.caches[cl.cache].cache}, {"knob", knob_name(cl.knob)}, {"rungs", rungs},
+                 {"run", cl.path}, {"best", cl.rungs[cl.at].value}, {"ended", cl.ended}};
+      if (cl.knob != Knob::SheafCapacity && cl.cache < rs.seen.size())
+        cj["barn_high_water"] = rs.seen[cl.cache][cl.knob == Knob::MaxFullSheaves ? 0 : 1];  // -1: never checked
+      climbs.push_back(cj);
+    }
+    row["search"] = climbs;
     json every = json::array();
     for (const auto& x : o) every.push_back(outcome_json(x));
     row["settings"] = every;  // every setting run at this task count, in the order run
-    if (checks.empty())
+    if (!plan.request.bounds)
+      row["robustness"] = "not checked (--no-bounds)";
+    else if (row_checks.empty())
       row["robustness"] = "not checked (no uncertain input with a stated range)";
     else if (flips.empty())
       row["robustness"] = "robust";
@@ -357,37 +498,30 @@ json advice_json(const AdvisePlan& plan, const StageOutcomes& all, const std::ve
       row["robustness"] = fmt::format("fragile: {}", fmt::join(flips, "; "));
     rows.push_back(row);
   }
-  for (const auto& bc : checks)
-    for (const auto& row : bc.outcomes.by_row) points += row.size();
   json caches = json::array();
-  const SameRun same = same_as_defaults(plan, seen);
   for (std::size_t i = 0; i < plan.caches.size(); ++i) {
     const CacheKnobs& c = plan.caches[i];
     json d = json::object();
-    for (Knob k : kKnobs) {
-      json kd = {{"default", c.get(k)}, {"values", c.values[static_cast<int>(k)]}};
-      if (k != Knob::SheafCapacity && i < seen.size()) {
-        const int high = seen[i][k == Knob::MaxFullSheaves ? 0 : 1];
-        json skipped = json::array();
-        for (int v : c.values[static_cast<int>(k)])
-          if (v != c.get(k) && same(c, k, v)) skipped.push_back(v);
-        kd["barn_high_water"] = high;  // -1: the limit was never checked
-        kd["same_as_default"] = skipped;
-      }
-      d[knob_name(k)] = kd;
-    }
+    for (Knob k : kKnobs) d[knob_name(k)] = {{"default", c.get(k)}, {"values", c.values[static_cast<int>(k)]}};
     caches.push_back({{"cache", c.cache}, {"knobs", d}});
   }
-  return {{"format", "slubsim-advice-1"},
+  const bool grid = plan.request.search == "grid";
+  return {{"format", "slubsim-advice-2"},
           {"topology", plan.request.base.topology},
           {"workload", plan.request.base.workload},
           {"kernel", plan.kernel},
           {"memory_budget_mb", plan.request.memory_budget_mb},
-          {"search",
-           "the kernel's defaults; each (cache, knob, value) alone, except barn limits above the most sheaves "
-           "the barn held at a limit check under the defaults (the same simulation); then per task count each "
-           "cache's knobs at their best beyond the confidence intervals, written together; the pick is the "
-           "cheapest setting tied with the fastest within the budget"},
+          {"search", plan.request.search},
+          {"how",
+           std::string("per task count: the kernel's defaults; then, per cache and knob, the candidates grouped "
+                       "into rungs that the kernel runs alike (a capacity below the automatic one is raised to "
+                       "it; a barn limit above the most sheaves the barn held at a check under the defaults is "
+                       "never reached); ") +
+               (grid ? "every rung alone; "
+                     : "from the default's rung, both neighbours, then one rung further per round while each "
+                       "beats the last beyond the confidence intervals; ") +
+               "then each cache's best knobs written together; the pick is the cheapest setting tied with the "
+               "fastest within the budget"},
           {"points", points},
           {"bounds", [&] {
              json b = json::array();
@@ -430,13 +564,142 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
                            row["runner_up"]["ops_per_sec"].get<double>());
     t += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", row["nr_task"].get<int>(), best, o, gain, mem, runner,
                      row["robustness"].get<std::string>());
+    if (row.contains("faster_not_settled"))
+      t += fmt::format("|  | faster, but not settled within the cap (a longer --settle-cap may settle it): {}, {} | | | | | |\n",
+                       row["faster_not_settled"]["setting"].get<std::string>(), ops(row["faster_not_settled"]));
     if (row.contains("budget_cost_pct"))
       t += fmt::format("|  | the budget excluded {} setting(s); the fastest, {}, was {:.1f}% faster | | | | | |\n",
                        row["over_budget"].get<std::size_t>(), row["fastest_over_budget"]["setting"].get<std::string>(),
                        row["budget_cost_pct"].get<double>() / (1 - row["budget_cost_pct"].get<double>() / 100));
   }
-  t += fmt::format("\n{} simulations; {}\n", advice["points"].get<std::size_t>(), advice["search"].get<std::string>());
+  t += fmt::format("\n{} simulations ({} search); {}\n", advice["points"].get<std::size_t>(),
+                   advice["search"].get<std::string>(), advice["how"].get<std::string>());
   return t;
+}
+
+bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& shard, int jobs, bool quiet,
+                const std::atomic<bool>* stop, std::string* table) {
+  const fs::path root(out);
+  std::vector<RowSearch> searches;
+  for (std::size_t r = 0; r < plan.nr_tasks.size(); ++r)
+    if (shard.contains(r)) searches.push_back(RowSearch{plan.nr_tasks[r], {}, {}, {}, 0, false});
+  if (shard.n > 1) {
+    // The shard's mark: `slubsim merge` joins such trees folder by folder (sim/sweep/merge.h).
+    json rows = json::array();
+    for (const auto& rs : searches) rows.push_back(rs.nr_task);
+    fs::create_directories(root);
+    write_file_atomically((root / kTreeMarker).string(),
+                          json{{"format", "slubsim-advise-shard-1"}, {"shard", shard.text()}, {"nr_task", rows}}.dump(1) +
+                              "\n");
+  }
+  // One batch: per search, a folder and the settings to run there (none: nothing this time);
+  // every folder's points in one pool. False when interrupted.
+  struct Stage {
+    std::size_t search;
+    std::string name;
+    std::vector<Setting> settings;
+    const Bound* bound = nullptr;
+  };
+  auto run_batch = [&](const std::string& what, const std::vector<Stage>& stages, std::vector<RowOutcomes>* read) {
+    std::vector<Sweep> sweeps;
+    std::vector<std::string> dirs;
+    for (const auto& st : stages) {
+      sweeps.push_back(resolve_sweep(stage_request(plan, st.settings, searches[st.search].nr_task, st.bound)));
+      dirs.push_back((root / row_dir(searches[st.search].nr_task) / st.name).string());
+    }
+    std::vector<SweepTask> tasks;
+    std::size_t points = 0;
+    for (std::size_t i = 0; i < sweeps.size(); ++i) {
+      tasks.push_back(SweepTask{&sweeps[i], dirs[i], Shard{}});
+      points += sweeps[i].points.size();
+    }
+    if (tasks.empty()) return true;
+    if (!quiet)
+      std::cerr << fmt::format("slubsim: advise: {}: {} simulations in {} folder(s) under {}\n", what, points,
+                               tasks.size(), out);
+    const auto outcomes = run_sweeps(tasks, jobs, quiet, stop, "advise " + what);
+    for (std::size_t i = 0; i < outcomes.size(); ++i)
+      if (!outcomes[i].complete) {
+        std::cerr << fmt::format("slubsim: interrupted: {} is unfinished; the same command again finishes it\n",
+                                 dirs[i]);
+        return false;
+      }
+    read->clear();
+    for (std::size_t i = 0; i < sweeps.size(); ++i) read->push_back(read_stage(plan, sweeps[i], stages[i].settings, dirs[i]));
+    return true;
+  };
+  std::vector<RowOutcomes> got;
+  // The defaults.
+  {
+    std::vector<Stage> stages;
+    for (std::size_t i = 0; i < searches.size(); ++i) stages.push_back({i, "defaults", {Setting{}}});
+    if (!stages.empty()) {
+      const Sweep s0 = resolve_sweep(stage_request(plan, {Setting{}}, searches.front().nr_task));
+      for (const auto& w : window_warnings(s0.jobs.front().job)) std::cerr << "slubsim: warning: " << w << "\n";
+    }
+    if (!run_batch("the defaults", stages, &got)) return false;
+    for (std::size_t i = 0; i < searches.size(); ++i) {
+      searches[i].run = got[i];
+      searches[i].seen = got[i].seen.front();
+      start_search(plan, searches[i]);
+    }
+  }
+  // The rounds, every task count's in one pool.
+  for (int round = 1;; ++round) {
+    std::vector<Stage> stages;
+    for (std::size_t i = 0; i < searches.size(); ++i)
+      if (auto next = next_round(plan, searches[i]); !next.empty())
+        stages.push_back({i, plan.request.search == "grid" ? std::string("grid") : fmt::format("round-{}", round),
+                          std::move(next)});
+    if (stages.empty()) break;
+    if (!run_batch(fmt::format("round {}", round), stages, &got)) return false;
+    for (std::size_t i = 0; i < stages.size(); ++i) record_round(plan, searches[stages[i].search], got[i]);
+  }
+  // Each cache's best knobs together.
+  {
+    std::vector<Stage> stages;
+    for (std::size_t i = 0; i < searches.size(); ++i)
+      if (auto joint = joint_settings(plan, searches[i]); !joint.empty()) stages.push_back({i, "joint", std::move(joint)});
+    if (!run_batch("the joint settings", stages, &got)) return false;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      RowSearch& rs = searches[stages[i].search];
+      rs.run.settings.insert(rs.run.settings.end(), got[i].settings.begin(), got[i].settings.end());
+      rs.run.outcomes.insert(rs.run.outcomes.end(), got[i].outcomes.begin(), got[i].outcomes.end());
+      rs.run.seen.insert(rs.run.seen.end(), got[i].seen.begin(), got[i].seen.end());
+      rs.joint_done = true;
+    }
+  }
+  // The bounds: each task count's pick, runner-up and defaults again at each end of the
+  // uncertain inputs. Which settings are re-run depends on the budget: each budget has its folder.
+  std::vector<std::vector<BoundCheck>> checks(searches.size());
+  if (plan.request.bounds && !plan.bounds.empty()) {
+    const std::string folder = plan.request.memory_budget_mb > 0
+                                   ? fmt::format("bounds-budget-{}MB/", plan.request.memory_budget_mb)
+                                   : std::string("bounds/");
+    std::vector<Stage> stages;
+    for (std::size_t i = 0; i < searches.size(); ++i) {
+      const auto check = settings_to_check(plan, searches[i].run);
+      if (check.empty()) continue;
+      for (const auto& b : plan.bounds) stages.push_back({i, folder + b.name, check, &b});
+    }
+    if (!run_batch("the bounds", stages, &got)) return false;
+    for (std::size_t i = 0; i < stages.size(); ++i)
+      checks[stages[i].search].push_back(BoundCheck{stages[i].bound->name, got[i]});
+  }
+  if (shard.n > 1) {
+    if (!quiet)
+      std::cerr << fmt::format("slubsim: advise: shard {} searched {} of the {} task counts into {}; join the shards "
+                               "with 'slubsim merge SHARD_DIR... --out DIR' and run advise --out DIR without --shard "
+                               "for the report\n",
+                               shard.text(), searches.size(), plan.nr_tasks.size(), out);
+    return true;
+  }
+  const json advice = advice_json(plan, searches, checks);
+  const std::string t = advice_table(plan, advice);
+  write_file_atomically((root / "advice.json").string(), advice.dump(1) + "\n");
+  write_file_atomically((root / "advice.md").string(), t);
+  if (table) *table = t;
+  return true;
 }
 
 }  // namespace slubsim

@@ -23,15 +23,6 @@ std::string Setting::sysfs() const {
   return out;
 }
 
-std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches, const SameRun& same_run) {
-  std::vector<Setting> out;
-  for (const auto& c : caches)
-    for (Knob k : kKnobs)
-      for (int v : c.values[static_cast<int>(k)])
-        if (v != c.get(k) && !(same_run && same_run(c, k, v))) out.push_back(Setting{{{c.cache, k, v}}});
-  return out;
-}
-
 Setting combine(const std::vector<CacheKnobs>& caches, const std::vector<std::array<std::optional<int>, 3>>& best) {
   Setting s;
   for (std::size_t i = 0; i < caches.size() && i < best.size(); ++i)

@@ -43,13 +43,7 @@ struct Setting {
   bool operator==(const Setting&) const = default;
 };
 
-// The search's first stage: each (cache, knob, value) alone on top of the defaults, one cache and
-// knob at a time, in the candidates' order. Values equal to the default are left out, and so are
-// those `same_run` says simulate exactly what the defaults do (a barn limit never reached).
-using SameRun = std::function<bool(const CacheKnobs&, Knob, int)>;
-std::vector<Setting> one_at_a_time(const std::vector<CacheKnobs>& caches, const SameRun& same_run = {});
-
-// The second stage: per cache and knob the best value of the first stage (a value is kept only
+// The joint setting: per cache and knob the best value its search found (a value is kept only
 // when it beat the default beyond both confidence intervals), all written together.
 // `best[c][k]`: the chosen value of cache c's knob k, or nullopt to keep the default.
 Setting combine(const std::vector<CacheKnobs>& caches, const std::vector<std::array<std::optional<int>, 3>>& best);

@@ -158,12 +158,16 @@ po::options_description advise_options(AdviseCommand& c) {
        "the barn's max_empty_sheaves values to try; e.g. --max-empty-sheaves 5,10,20")
       ("memory-budget", po::value(&a.memory_budget_mb)->default_value(a.memory_budget_mb),
        "SUnreclaim in MB no recommendation may exceed (0: none); e.g. --memory-budget 512")
+      ("search", po::value(&a.search)->default_value(a.search),
+       "climb: per cache and knob, from the default, the neighbours and then one value further while each beats the last beyond the confidence intervals; grid: every value alone (a table of them all, dearer); e.g. --search grid")
+      ("no-bounds", po::bool_switch(&c.no_bounds),
+       "do not re-run the picks at the uncertain inputs' ends (robustness is then 'not checked'); e.g. --no-bounds")
       ("out", po::value(&c.out),
-       "DIR: OUT/stage0, OUT/stage1, OUT/stage2 and OUT/bounds/<bound> (sweep trees: rerunning resumes), OUT/advice.json and OUT/advice.md; e.g. --out results/advise")
+       "DIR: OUT/tasks-<N>/{defaults,round-<K>,joint,bounds/<bound>} (sweep trees: rerunning resumes), OUT/advice.json and OUT/advice.md; e.g. --out results/advise")
       ("plan", po::value(&c.plan),
-       "run stage 0 (the defaults, one point per task count) into OUT/stage0, then write stage 1's points (as 'slubsim sweep --plan' does) to FILE ('-' for stdout) and stop; e.g. --plan plan.json")
+       "check the request and write which shard searches which task count (a task count is one cluster job: its search runs in rounds) to FILE ('-' for stdout), run nothing; e.g. --plan plan.json")
       ("shard", po::value(&c.shard),
-       "run only shard K of N of stage 1 into OUT/stage1, as 'slubsim sweep --shard'; merge the shards' stage1 folders into one OUT/stage1 with 'slubsim merge', then run advise again without --shard; e.g. --shard 2/4 or --shard auto")
+       "search only shard K of N's task counts (the K-th, K+N-th, ...) into OUT; join the shards' OUT folders with 'slubsim merge', then run advise again without --shard for the report; e.g. --shard 2/4 or --shard auto")
       ("quiet", po::bool_switch(&c.quiet), "no progress lines on stderr");
   return d;
 }
@@ -245,6 +249,7 @@ AdviseCommand parse_advise_command(std::vector<std::string> args, const std::str
   c.request.base.nr_task = "25%,50%,75%";
   auto desc = advise_options(c);
   c.help = parse_options(args, desc, "advise", c.help_text);
+  c.request.bounds = !c.no_bounds;
   return c;
 }
 

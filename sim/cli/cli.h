@@ -33,6 +33,7 @@ struct AdviseCommand {
   AdviseRequest request;
   std::string out, plan, shard;
   bool quiet = false;
+  bool no_bounds = false;
   bool help = false;
   std::string help_text;
 };

@@ -124,14 +124,19 @@ const char* kAdviseUsage = R"(slubsim advise: which sheaf capacity and barn limi
 Usage:
   slubsim advise --topology T --workload W [--kernel v7.0] [--nr-task LIST] [--caches LIST]
                  [--capacities LIST] [--max-full-sheaves LIST] [--max-empty-sheaves LIST]
-                 [--memory-budget MB] --out DIR
+                 [--search climb|grid] [--memory-budget MB] [--no-bounds] --out DIR
 
 It searches the knobs of the runtime-tuning RFC (/sys/kernel/slab/CACHE/sheaf_capacity, max_full_sheaves,
-max_empty_sheaves) in two stages, each a sweep: the kernel's defaults and every (cache, knob, value) alone, then
-per task count each cache's knobs at their best written together. Per task count it recommends the cheapest
-setting whose throughput is not beaten beyond the settled windows' 95% confidence intervals (a gain inside them
-is a tie, and the kernel's defaults win a tie at equal memory), within --memory-budget. Stage 1 shards over a
-cluster as 'slubsim sweep' does (--plan, --shard); merge its shards into OUT/stage1 and run advise again.
+max_empty_sheaves) at each task count on its own: the kernel's defaults, then per cache and knob a climb from
+the default (both neighbours, then one value further while each beats the last beyond the confidence
+intervals; --search grid runs every value), then each cache's best knobs together. Values the kernel runs
+alike (a capacity below the automatic one, a barn limit the barn never reached) are run once. Per task count it
+recommends the cheapest setting whose throughput is not beaten beyond the settled windows' 95% confidence
+intervals (a gain inside them is a tie, and the kernel's defaults win a tie at equal memory), within
+--memory-budget, and re-runs the pick, the runner-up and the defaults at the uncertain inputs' ends: a pick
+that changes there is fragile. Each round is a sweep (rerunning resumes). On a cluster, shard K of N
+(--shard) searches the task counts K, K+N, ...; join the shards with 'slubsim merge' and run advise again
+without --shard for the report (tools/slurm/advise.sh does all of it).
 
 Examples:
   slubsim advise --topology small-2s-8c --workload mmap1 --nr-task 4,8 --out results/advise
@@ -170,8 +175,9 @@ Usage:
 
 Every DIR must hold the same sweep made from the same inputs (checked against this host's configs). Each
 finished point is copied once; every variant whose points are all present gets its stats.json, matrix.json and
-host.json. Exit 0 when the merged sweep is complete, 1 when points are missing (they are listed; rerun their
-shards and merge again), 2 for bad input.
+host.json. Shards of 'slubsim advise --shard' (trees of sweeps, one folder per task count) merge folder by folder.
+Exit 0 when the merged sweep is complete, 1 when points are missing (they are listed; rerun their shards and
+merge again), 2 for bad input.
 
 Examples:
   slubsim merge results/capsweep/shards/* --out results/capsweep
@@ -329,81 +335,23 @@ int advise(std::vector<std::string> args) {
   Shard shard;
   if (!cmd.shard.empty()) shard = parse_shard(cmd.shard, [](const char* name) { return std::getenv(name); });
   const AdvisePlan plan = resolve_advise(cmd.request);
-  install_stop_handlers();
-  const std::filesystem::path out(cmd.out);
-  // Runs one stage's settings as a sweep into OUT/<name>; false when interrupted.
-  auto run_stage = [&](const char* name, const std::vector<Setting>& settings, const Shard& sh, const Sweep& sw,
-                       StageOutcomes* read) {
-    const std::string dir = (out / name).string();
-    if (!cmd.quiet)
-      std::cerr << fmt::format("slubsim: advise: {}: {} settings x {} task counts into {}\n", name, settings.size(),
-                               plan.nr_tasks.size(), dir);
-    const SweepOutcome o = run_sweep(sw, dir, sh, jobs, cmd.quiet, &g_stop);
-    if (!o.complete) {
-      std::cerr << fmt::format("slubsim: interrupted: {} of {}'s {} points are in {}; the same command again "
-                               "finishes it\n",
-                               o.points_done, name, o.points_total, dir);
-      return false;
-    }
-    if (read && sh.n == 1) *read = read_stage(plan, sw, settings, dir);
-    return true;
-  };
-  // Stage 0: the defaults, whole in every shard (a few points), so each shard can plan stage 1.
-  const std::vector<Setting> stage0 = {Setting{}};
-  const Sweep s0 = resolve_sweep(stage_request(plan, stage0));
-  for (const auto& w : window_warnings(s0.jobs.front().job)) std::cerr << "slubsim: warning: " << w << "\n";
-  StageOutcomes all;
-  if (!run_stage("stage0", stage0, Shard{}, s0, &all)) return 128 + static_cast<int>(g_signal);
-  const auto seen = barn_seen(all);
-  const std::vector<Setting> stage1 = one_at_a_time(plan.caches, same_as_defaults(plan, seen));
-  if (stage1.empty()) throw ConfigError("command line", "--capacities", "nothing to search: every candidate is a default");
-  const Sweep s1 = resolve_sweep(stage_request(plan, stage1));
   if (!cmd.plan.empty()) {
-    write_plan(s1, cmd.plan);
+    // Which shard searches which task count: a task count's search runs in rounds, so it is the
+    // unit of a cluster job; as many shards as task counts keeps each busy.
+    json rows = json::array();
+    for (std::size_t r = 0; r < plan.nr_tasks.size(); ++r)
+      rows.push_back({{"nr_task", plan.nr_tasks[r]}, {"folder", row_dir(plan.nr_tasks[r])}, {"shard_of_n", r + 1}});
+    const json p = {{"format", "slubsim-advise-plan-1"}, {"task_counts", plan.nr_tasks.size()},
+                    {"note", "shard K of N searches the task counts K, K+N, ... (shard_of_n is K when N is the "
+                             "number of task counts); merge the shards' OUT folders and run advise without --shard"},
+                    {"rows", rows}};
+    if (cmd.plan == "-") std::cout << p.dump(1) << "\n";
+    else write_file_atomically(cmd.plan, p.dump(1) + "\n");
     return 0;
   }
-  StageOutcomes one;
-  if (!run_stage("stage1", stage1, shard, s1, &one)) return 128 + static_cast<int>(g_signal);
-  if (shard.n > 1) {
-    std::cerr << fmt::format("slubsim: advise: shard {} of stage 1 is in {}; merge every shard's stage1 into one "
-                             "(slubsim merge DIR_1/stage1 ... --out DIR/stage1) and run advise --out DIR without "
-                             "--shard\n",
-                             shard.text(), (out / "stage1").string());
-    return 0;
-  }
-  auto append = [&all](const StageOutcomes& more) {
-    all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
-    for (std::size_t r = 0; r < all.by_row.size(); ++r) {
-      all.by_row[r].insert(all.by_row[r].end(), more.by_row[r].begin(), more.by_row[r].end());
-      all.seen[r].insert(all.seen[r].end(), more.seen[r].begin(), more.seen[r].end());
-    }
-  };
-  append(one);
-  const std::vector<Setting> stage2 = stage2_settings(plan, all);
-  if (!stage2.empty()) {
-    StageOutcomes two;
-    if (!run_stage("stage2", stage2, Shard{}, resolve_sweep(stage_request(plan, stage2)), &two))
-      return 128 + static_cast<int>(g_signal);
-    append(two);
-  }
-  // The bounds: the picks, runners-up and defaults again at each end of the uncertain inputs.
-  std::vector<BoundCheck> checks;
-  const std::vector<Setting> check = settings_to_check(plan, all);
-  for (const auto& b : plan.bounds) {
-    BoundCheck bc{b.name, {}};
-    // Which settings are re-run depends on the budget: each budget has its own folder.
-    const std::string name =
-        (plan.request.memory_budget_mb > 0 ? fmt::format("bounds-budget-{}MB/", plan.request.memory_budget_mb)
-                                           : std::string("bounds/")) +
-        b.name;
-    if (!run_stage(name.c_str(), check, Shard{}, resolve_sweep(bound_request(plan, b, check)), &bc.outcomes))
-      return 128 + static_cast<int>(g_signal);
-    checks.push_back(std::move(bc));
-  }
-  const json advice = advice_json(plan, all, seen, checks);
-  const std::string table = advice_table(plan, advice);
-  write_file_atomically((out / "advice.json").string(), advice.dump(1) + "\n");
-  write_file_atomically((out / "advice.md").string(), table);
+  install_stop_handlers();
+  std::string table;
+  if (!run_advise(plan, cmd.out, shard, jobs, cmd.quiet, &g_stop, &table)) return 128 + static_cast<int>(g_signal);
   std::cout << table;
   return 0;
 }
@@ -436,7 +384,8 @@ int merge(std::vector<std::string> args) {
   }
   if (out.empty()) throw ConfigError("command line", "--out", "merge needs --out DIR");
   if (dirs.empty()) throw ConfigError("command line", "DIR", "merge needs at least one shard directory");
-  const MergeOutcome o = merge_sweeps(dirs, out, home);
+  const bool tree = std::all_of(dirs.begin(), dirs.end(), [](const std::string& d) { return is_sweep_tree(d); });
+  const MergeOutcome o = tree ? merge_trees(dirs, out, home) : merge_sweeps(dirs, out, home);
   if (!o.missing.empty()) {
     std::string ids;
     for (const auto& id : o.missing) ids += "\n  " + id;

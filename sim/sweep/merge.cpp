@@ -150,4 +150,33 @@ MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::strin
   return o;
 }
 
+bool is_sweep_tree(const std::string& dir) {
+  return !path_exists(fs::path(dir) / "sweep.json") && path_exists(fs::path(dir) / kTreeMarker);
+}
+
+MergeOutcome merge_trees(const std::vector<std::string>& dirs, const std::string& out, const std::string& home) {
+  std::map<std::string, std::vector<std::string>> by_path;  // sweep folder under a DIR -> the DIRs' copies
+  for (const auto& d : dirs) {
+    if (!is_sweep_tree(d))
+      throw ConfigError(d, "", fmt::format("not a shard of a tree of sweeps (no {}): merge shards of one kind", kTreeMarker));
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->is_regular_file() || it->path().filename() != "sweep.json") continue;
+      const std::string rel = fs::relative(it->path().parent_path(), d).generic_string();
+      by_path[rel].push_back((fs::path(d) / rel).string());
+    }
+    if (ec) throw ConfigError(d, "", "cannot be read: " + ec.message());
+  }
+  MergeOutcome o;
+  for (const auto& [rel, copies] : by_path) {
+    const MergeOutcome m = merge_sweeps(copies, (fs::path(out) / rel).string(), home);
+    o.points_total += m.points_total;
+    o.points_present += m.points_present;
+    o.variants_total += m.variants_total;
+    o.variants_complete += m.variants_complete;
+    for (const auto& id : m.missing) o.missing.push_back(rel + "/" + id);
+  }
+  return o;
+}
+
 }  // namespace slubsim

@@ -24,4 +24,11 @@ struct MergeOutcome {
 // `home`: where configs/ and workloads/ are found to resolve the sweep again.
 MergeOutcome merge_sweeps(const std::vector<std::string>& dirs, const std::string& out, const std::string& home);
 
+// A tree of sweeps, as `slubsim advise --shard` writes (its DIR holds kTreeMarker, not a
+// sweep.json): every folder holding a sweep.json under any DIR is merged by its path under OUT
+// (merge_sweeps of the DIRs that hold it). A missing point id is named "<path>/<id>".
+inline constexpr const char* kTreeMarker = "advise-shard.json";
+bool is_sweep_tree(const std::string& dir);
+MergeOutcome merge_trees(const std::vector<std::string>& dirs, const std::string& out, const std::string& home);
+
 }  // namespace slubsim

@@ -302,81 +302,109 @@ void check_same_sweep(const json& was, const json& now, const std::string& file,
                                         : fmt::format("was {}, now {}", was[key].dump(), now[key].dump())));
 }
 
-SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shard, int jobs, bool quiet,
-                       const std::atomic<bool>* stop) {
-  const fs::path root(out);
-  const json record = sweep_record(s, shard);
-  const fs::path record_file = root / "sweep.json";
-  if (path_exists(record_file))
-    check_same_sweep(load_json_file(record_file.string()), record, record_file.string(),
-                     "this directory holds another sweep");
+namespace {
 
-  // Each job's point store, resumed: the points on disk are not run again.
+// One sweep's state while it runs in a pool with others.
+struct Running {
+  const Sweep* s = nullptr;
+  fs::path root;
   std::vector<std::unique_ptr<PointStore>> stores;
-  std::vector<JobResult> results(s.jobs.size());
-  std::vector<std::vector<std::size_t>> missing(s.jobs.size());  // per job and variant, over the whole plan
-  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
-    const Job& job = s.jobs[j].job;
-    stores.push_back(std::make_unique<PointStore>((root / s.jobs[j].dir).string(), job, true));
-    results[j] = empty_result(job);
-    missing[j].assign(job.variants.size(), static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size());
-  }
-  // Written once every store has been opened (a store of another job is refused first).
-  write_file_atomically(record_file.string(), record.dump(1) + "\n");
+  std::vector<JobResult> results;
+  std::vector<std::vector<std::size_t>> missing;  // per job and variant, over the whole plan
   SweepOutcome o;
-  std::vector<std::size_t> todo;  // plan indices
-  for (std::size_t i = 0; i < s.points.size(); ++i) {
-    const SweepPoint& p = s.points[i];
-    const auto& loaded = stores[p.job]->loaded();
-    auto it = loaded.find(point_id(s.jobs[p.job].job, p.key));
-    if (it != loaded.end()) {
-      results[p.job].runs[p.key.variant][p.key.run][p.key.row] = it->second.first;
-      results[p.job].wall_seconds[p.key.variant] += it->second.second;
-      --missing[p.job][p.key.variant];
-    }
-    if (!shard.contains(i)) continue;
-    ++o.points_total;
-    if (it != loaded.end()) {
-      ++o.points_loaded;
-    } else {
-      todo.push_back(i);
-    }
+  void write_variant(std::size_t j, std::size_t v) {
+    write_variant_results((root / s->jobs[j].dir).string(), s->jobs[j].job, results[j], v);
   }
-  o.points_done = o.points_loaded;
-  auto write_variant = [&](std::size_t j, std::size_t v) {
-    write_variant_results((root / s.jobs[j].dir).string(), s.jobs[j].job, results[j], v);
-  };
-  // Variants complete already (a rerun after the last point but before the files): write them.
-  for (std::size_t j = 0; j < s.jobs.size(); ++j)
-    for (std::size_t v = 0; v < missing[j].size(); ++v)
-      if (missing[j][v] == 0) write_variant(j, v);
+  void flush() {  // every job has an index, even one with no point here
+    for (auto& st : stores) st->flush();
+  }
+};
+
+}  // namespace
+
+std::vector<SweepOutcome> run_sweeps(const std::vector<SweepTask>& tasks, int jobs, bool quiet,
+                                     const std::atomic<bool>* stop, const std::string& what) {
+  std::vector<Running> runs(tasks.size());
+  std::vector<std::pair<std::size_t, std::size_t>> todo;  // (task, plan index)
+  std::size_t total = 0, loaded_total = 0;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const Sweep& s = *tasks[t].sweep;
+    const Shard& shard = tasks[t].shard;
+    Running& r = runs[t];
+    r.s = &s;
+    r.root = fs::path(tasks[t].out);
+    const json record = sweep_record(s, shard);
+    const fs::path record_file = r.root / "sweep.json";
+    if (path_exists(record_file))
+      check_same_sweep(load_json_file(record_file.string()), record, record_file.string(),
+                       "this directory holds another sweep");
+    // Each job's point store, resumed: the points on disk are not run again.
+    r.results.resize(s.jobs.size());
+    r.missing.resize(s.jobs.size());
+    for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+      const Job& job = s.jobs[j].job;
+      r.stores.push_back(std::make_unique<PointStore>((r.root / s.jobs[j].dir).string(), job, true));
+      r.results[j] = empty_result(job);
+      r.missing[j].assign(job.variants.size(), static_cast<std::size_t>(job.request.runs) * job.nr_tasks.size());
+    }
+    // Written once every store has been opened (a store of another job is refused first).
+    write_file_atomically(record_file.string(), record.dump(1) + "\n");
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const SweepPoint& p = s.points[i];
+      const auto& loaded = r.stores[p.job]->loaded();
+      auto it = loaded.find(point_id(s.jobs[p.job].job, p.key));
+      if (it != loaded.end()) {
+        r.results[p.job].runs[p.key.variant][p.key.run][p.key.row] = it->second.first;
+        r.results[p.job].wall_seconds[p.key.variant] += it->second.second;
+        --r.missing[p.job][p.key.variant];
+      }
+      if (!shard.contains(i)) continue;
+      ++r.o.points_total;
+      if (it != loaded.end()) {
+        ++r.o.points_loaded;
+      } else {
+        todo.emplace_back(t, i);
+      }
+    }
+    r.o.points_done = r.o.points_loaded;
+    total += r.o.points_total;
+    loaded_total += r.o.points_loaded;
+    // Variants complete already (a rerun after the last point but before the files): write them.
+    for (std::size_t j = 0; j < s.jobs.size(); ++j)
+      for (std::size_t v = 0; v < r.missing[j].size(); ++v)
+        if (r.missing[j][v] == 0) r.write_variant(j, v);
+  }
 
   // Largest task counts first: they are the dearest points, and the host threads end together.
-  std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
-    const SweepPoint &pa = s.points[a], &pb = s.points[b];
-    return s.jobs[pa.job].job.nr_tasks[pa.key.row] > s.jobs[pb.job].job.nr_tasks[pb.key.row];
-  });
-  ProgressMeter meter(shard.n > 1 ? "sweep shard " + shard.text() : "sweep", o.points_total, o.points_loaded, quiet);
+  auto nr_task = [&](const std::pair<std::size_t, std::size_t>& x) {
+    const SweepPoint& p = runs[x.first].s->points[x.second];
+    return runs[x.first].s->jobs[p.job].job.nr_tasks[p.key.row];
+  };
+  std::stable_sort(todo.begin(), todo.end(), [&](const auto& a, const auto& b) { return nr_task(a) > nr_task(b); });
+  ProgressMeter meter(what, total, loaded_total, quiet);
   std::mutex mu;
-  auto flush_all = [&]() {  // every job has an index, even one with no point here
-    for (auto& st : stores) st->flush();
+  auto flush_all = [&]() {
+    for (auto& r : runs) r.flush();
   };
   try {
     parallel_for(todo.size(), host_threads(jobs), [&](std::size_t t) {
-      const SweepPoint& p = s.points[todo[t]];
+      Running& run = runs[todo[t].first];
+      const Sweep& s = *run.s;
+      const SweepPoint& p = s.points[todo[t].second];
       const Job& job = s.jobs[p.job].job;
       const auto t0 = std::chrono::steady_clock::now();
       RunResult r = simulate_point(job, p.key, stop);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::lock_guard<std::mutex> g(mu);
-      stores[p.job]->save(p.key, r, wall);
-      const std::string detail = fmt::format("{} {} nr_task={} run={}: {} ops/s, {:.2f} s", s.jobs[p.job].dir,
-                                             job.variants[p.key.variant].label, job.nr_tasks[p.key.row],
-                                             p.key.run + 1, r.ops_per_sec, wall);
-      results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
-      results[p.job].wall_seconds[p.key.variant] += wall;
-      ++o.points_done;
-      if (--missing[p.job][p.key.variant] == 0) write_variant(p.job, p.key.variant);
+      run.stores[p.job]->save(p.key, r, wall);
+      const std::string detail = fmt::format("{}{} {} nr_task={} run={}: {} ops/s, {:.2f} s",
+                                             tasks.size() > 1 ? tasks[todo[t].first].out + ": " : std::string(),
+                                             s.jobs[p.job].dir, job.variants[p.key.variant].label,
+                                             job.nr_tasks[p.key.row], p.key.run + 1, r.ops_per_sec, wall);
+      run.results[p.job].runs[p.key.variant][p.key.run][p.key.row] = std::move(r);
+      run.results[p.job].wall_seconds[p.key.variant] += wall;
+      ++run.o.points_done;
+      if (--run.missing[p.job][p.key.variant] == 0) run.write_variant(p.job, p.key.variant);
       meter.point_done(detail);
     }, stop);
   } catch (...) {
@@ -384,9 +412,22 @@ SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shar
     throw;
   }
   flush_all();
-  o.complete = o.points_done == o.points_total;
-  if (o.complete) meter.finish();
-  return o;
+  std::vector<SweepOutcome> out;
+  bool all = true;
+  for (auto& r : runs) {
+    r.o.complete = r.o.points_done == r.o.points_total;
+    all = all && r.o.complete;
+    out.push_back(r.o);
+  }
+  if (all) meter.finish();
+  return out;
+}
+
+SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shard, int jobs, bool quiet,
+                       const std::atomic<bool>* stop) {
+  return run_sweeps({SweepTask{&s, out, shard}}, jobs, quiet, stop,
+                    shard.n > 1 ? "sweep shard " + shard.text() : "sweep")
+      .front();
 }
 
 }  // namespace slubsim

@@ -100,4 +100,14 @@ struct SweepOutcome {
 SweepOutcome run_sweep(const Sweep& s, const std::string& out, const Shard& shard, int jobs, bool quiet,
                        const std::atomic<bool>* stop);
 
+// Several sweeps' points in one pool of `jobs` host threads (the dearest first), each into its
+// own folder as run_sweep writes it; `what` names them on the progress line.
+struct SweepTask {
+  const Sweep* sweep = nullptr;
+  std::string out;
+  Shard shard;
+};
+std::vector<SweepOutcome> run_sweeps(const std::vector<SweepTask>& tasks, int jobs, bool quiet,
+                                     const std::atomic<bool>* stop, const std::string& what);
+
 }  // namespace slubsim

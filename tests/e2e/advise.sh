@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: `slubsim advise`. A small search (2 caches, 2 task counts) run locally is the
-# reference, barn limits never reached under the defaults are left out and listed, and each pick
-# is re-run at the uncertain inputs' bounds; its advice.json must equal, byte for byte, the same search run as 2 shards of stage 1,
-# merged into one stage1 and finished by advise without --shard. A budget no setting fits leaves
+# reference: candidates the kernel runs alike are grouped and run once, and each pick is re-run
+# at the uncertain inputs' bounds; its advice.json must equal, byte for byte, the same search run
+# as 2 shards (one task count each), merged and finished by advise without --shard. A budget no setting fits leaves
 # no recommendation and says how many it excluded. Bad input (an unknown cache, a cache without
 # sheaves on that kernel, an empty range, a negative budget) exits 2 and writes nothing.
 # $1 = slubsim binary.
@@ -24,22 +24,30 @@ for r in a["rows"]:
     assert r["best"]["settled"] and r["best"]["half_width"] > 0, r
     assert r["defaults"]["setting"] == "kernel defaults", r
     assert "gain_pct" in r and "gain_half_width_pct" in r, r
-# Barn limits above the most sheaves a barn held at a check under the defaults run as the
-# defaults do: left out, and listed. A limit never checked (-1) leaves every value out.
-left_out = 0
-for c in a["caches"]:
-    for name in ("max_full_sheaves", "max_empty_sheaves"):
-        k = c["knobs"][name]
-        high, d = k["barn_high_water"], k["default"]
-        expect = [v for v in k["values"] if v != d and d > high and v > high]
-        assert k["same_as_default"] == expect, (c["cache"], name, k)
-        left_out += len(expect)
-# 2 caches x 5 values, the defaults, and at most one joint setting, at 2 task counts; then at
-# each bound of the uncertain inputs the picks, runners-up and defaults (at most 3 each).
-searched = 2 * (1 + 10 - left_out)
+# Per task count, each knob's candidates are grouped into rungs the kernel runs alike: a barn
+# limit above the most sheaves the barn held at a check under the defaults is the default's
+# rung (a limit never checked, -1, puts every value there). The climb runs only rungs that are
+# not the default's, and never more than the grid would.
+for r in a["rows"]:
+    run = 0
+    for c in r["search"]:
+        values = set(v for g in c["rungs"] for v in [g["value"]] + g.get("same", []))
+        home = [g for g in c["rungs"] if g.get("default")]
+        assert len(home) == 1, c
+        if c["knob"] != "sheaf_capacity":
+            high = c["barn_high_water"]
+            d = home[0]["value"]
+            expect = sorted(v for v in values if v != d and d > high and v > high)
+            assert sorted(home[0].get("same", [])) == expect, (r["nr_task"], c)
+        assert not (set(c["run"]) & set([home[0]["value"]] + home[0].get("same", []))), c
+        run += len(c["run"])
+    # the defaults, the climbs' settings and at most one joint setting
+    assert 1 + run <= r["settings_run"] <= 2 + run, (r["settings_run"], run)
+# Then at each bound of the uncertain inputs the pick, runner-up and defaults (at most 3 each).
+searched = sum(r["settings_run"] for r in a["rows"])
 nb = len(a["bounds"])
 assert nb >= 2, a["bounds"]  # small-2s-8c's DRAM estimates state ranges
-assert searched <= a["points"] <= searched + 2 + nb * 2 * 3, (a["points"], left_out, nb)
+assert searched + nb * 2 <= a["points"] <= searched + nb * 2 * 3, (a["points"], searched, nb)
 for r in a["rows"]:
     assert len(r["bounds"]) == nb, r
     assert r["robustness"] == "robust" or r["robustness"].startswith("fragile: "), r
@@ -52,15 +60,30 @@ if "$py" -c "import matplotlib" 2>/dev/null; then
     [ -s "$tmp/advice.png" ] && ok "tools/plot.py advise: a PNG" || fail "tools/plot.py advise"
 fi
 
-# Stage 1 in two shards, merged, then finished without --shard.
+# The search in two shards (shard 1 searches 4 tasks, shard 2 searches 8), merged, then the
+# report written by advise without --shard from what is on disk.
 for k in 1 2; do
   "$bin" advise "${args[@]}" --shard "$k/2" --out "$tmp/shard$k" >/dev/null 2>&1 || fail "shard $k/2"
 done
-[ ! -f "$tmp/shard1/advice.json" ] && ok "a shard writes no advice" || fail "a shard wrote advice"
-"$bin" merge "$tmp/shard1/stage1" "$tmp/shard2/stage1" --out "$tmp/merged/stage1" 2>/dev/null || fail "merge stage 1"
-"$bin" advise "${args[@]}" --out "$tmp/merged" >/dev/null || fail "advise after the merge"
+[ ! -f "$tmp/shard1/advice.json" ] && [ -d "$tmp/shard1/tasks-4" ] && [ ! -d "$tmp/shard1/tasks-8" ] &&
+  ok "a shard searches its task count and writes no advice" || fail "shard 1's folders: $(ls "$tmp/shard1")"
+"$bin" merge "$tmp/shard1" "$tmp/shard2" --out "$tmp/merged" 2>/dev/null || fail "merge the shards"
+"$bin" advise "${args[@]}" --out "$tmp/merged" >/dev/null 2>"$tmp/merged.err" || fail "advise after the merge"
+grep -q "points/s\|points/min" "$tmp/merged.err" && fail "advise after the merge ran simulations" ||
+  ok "advise after the merge found every simulation on disk"
 cmp -s "$tmp/local/advice.json" "$tmp/merged/advice.json" && ok "2 shards + merge: the same advice.json, byte for byte" ||
   fail "sharded advice differs: $(diff "$tmp/local/advice.json" "$tmp/merged/advice.json" | head -5)"
+# The grid runs every rung: at least as many settings, and the same defaults.
+"$bin" advise "${args[@]}" --search grid --no-bounds --out "$tmp/grid" >/dev/null || fail "advise --search grid"
+"$py" - "$tmp/local/advice.json" "$tmp/grid/advice.json" <<'PY' && ok "--search grid: every rung, no bounds" || fail "grid"
+import json, sys
+climb, grid = (json.load(open(f)) for f in sys.argv[1:])
+for c, g in zip(climb["rows"], grid["rows"]):
+    assert g["settings_run"] >= c["settings_run"] - 1, (c["settings_run"], g["settings_run"])
+    assert g["defaults"] == c["defaults"], g
+    assert g["bounds"] == [] and g["robustness"] == "not checked (--no-bounds)", g
+    assert g["rounds"] == 1, g
+PY
 
 # A budget below every setting's memory (above the minimum state: sheaf structs of 8 CPUs).
 "$bin" advise "${args[@]}" --memory-budget 1 --out "$tmp/local" >"$tmp/budget.out" || fail "advise with a budget"
@@ -88,4 +111,5 @@ bad "a capacity of 0" "--capacities" --topology small-2s-8c --workload mmap1 --c
 bad "a negative budget" "--memory-budget" --topology small-2s-8c --workload mmap1 --memory-budget -5
 bad "a budget below the minimum state" "--memory-budget: 0.0001 MB is below the minimum state" --topology small-2s-8c --workload mmap1 --memory-budget 0.0001
 bad "two kernels" "--kernel" --topology small-2s-8c --workload mmap1 --kernel v6.18,v7.0
+bad "an unknown search" "--search" --topology small-2s-8c --workload mmap1 --search random
 [ $failures -eq 0 ]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End-to-end on a real Slurm: a private single-node cluster (tests/slurm/cluster.sh) runs a small
+# advise search (3 task counts) as a 4-task job array and its report job, submitted by
+# tools/slurm/advise.sh; the advice.json must be byte-identical to the same search run locally
+# with --jobs 2, and the array's 4th task (no task count of its own) must succeed with nothing to
+# do. As root the test must run (missing Slurm packages are a failure); without root it skips with
+# exit 77. $1 = slubsim binary, $2 = source tree.
+set -uo pipefail
+bin=$1
+src=$2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "skip: a private Slurm cluster needs root (slurmd runs jobs as their user); run as root to test"
+  exit 77
+fi
+for cmd in munged slurmctld slurmd sbatch squeue scontrol; do
+  command -v "$cmd" >/dev/null || { echo "FAIL: $cmd not found: apt-get install slurm-wlm munge (tools/setup.sh does)"; exit 1; }
+done
+source "$src/tests/slurm/cluster.sh"
+tmp=$(mktemp -d /tmp/slurm.XXXXXX)
+trap 'slurm_cluster_stop "$tmp/c"; rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+args=(--topology small-2s-8c --workload mmap1 --nr-task 2,4,8 --capacities 16,64,256 --max-full-sheaves 2,20
+      --max-empty-sheaves 5)
+
+"$bin" advise "${args[@]}" --out "$tmp/local" --jobs 2 --quiet >/dev/null || fail "local advise"
+mkdir -p "$tmp/c"
+t0=$(date +%s)
+slurm_cluster_start "$tmp/c" 2 || { echo "FAIL: the cluster did not start"; exit 1; }
+ok "cluster up in $(( $(date +%s) - t0 )) s"
+
+ids=$(bash "$src/tools/slurm/advise.sh" --tasks 4 --cpus 1 --parsable --bin "$bin" --out "$tmp/cluster" "${args[@]}") ||
+  { echo "FAIL: tools/slurm/advise.sh"; exit 1; }
+read -r array report <<<"$ids"
+ok "submitted array $array and report $report"
+slurm_wait_jobs 600 "$array" "$report" || fail "jobs did not end in 600 s"
+slurm_job_ok "$array" && ok "array: all tasks COMPLETED 0:0" || { fail "array:"; slurm_job_state "$array"; }
+slurm_job_ok "$report" && ok "report: COMPLETED 0:0" || { fail "report:"; slurm_job_state "$report"; cat "$tmp/cluster/logs/report.out"; }
+n=$(slurm_job_state "$array" | wc -l)
+[ "$n" -eq 4 ] && ok "4 array tasks ran" || fail "$n array tasks"
+for k in 1 2 3; do
+  [ -d "$tmp/cluster/shards/$k/tasks-$(echo 2 4 8 | cut -d' ' -f$k)" ] || fail "shards/$k did not search its task count"
+done
+[ -z "$(ls "$tmp/cluster/shards/4" | grep tasks-)" ] && ok "shard 4 of 4 had no task count and ran nothing" ||
+  fail "shard 4 searched something"
+if cmp -s "$tmp/local/advice.json" "$tmp/cluster/advice.json"; then
+  ok "4 Slurm shards + merge: advice.json byte-identical to the local --jobs 2 run"
+else
+  fail "advice.json differs: $(diff "$tmp/local/advice.json" "$tmp/cluster/advice.json" | head -10)"
+fi
+ok "all in $(( $(date +%s) - t0 )) s"
+[ $failures -eq 0 ]
