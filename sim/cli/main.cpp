@@ -329,7 +329,7 @@ int advise(std::vector<std::string> args) {
   }
   if (cmd.out.empty())
     throw ConfigError("command line", "--out",
-                      "advise needs --out DIR (with --plan too: stage 0, the defaults, runs there first)");
+                      "advise needs --out DIR: the search's folders and the advice are written there");
   const int jobs = cmd.request.base.jobs;
   if (jobs < 0 || jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
   Shard shard;

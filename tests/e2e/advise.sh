@@ -85,6 +85,32 @@ for c, g in zip(climb["rows"], grid["rows"]):
     assert g["rounds"] == 1, g
 PY
 
+# A budget between the defaults' memory and the pick's at 8 tasks: the pick there changes to a
+# setting within it, and the row and table say what the budget cost.
+"$py" - "$tmp/local/advice.json" >"$tmp/budget_mb" <<'PY' || fail "choose a budget"
+import json, sys
+a = json.load(open(sys.argv[1]))
+r = a["rows"][1]
+lo, hi = r["defaults"]["sunreclaim_kb"], r["best"]["sunreclaim_kb"]
+assert lo < hi, (lo, hi)
+print(f"{(lo + hi) / 2 / 1024:.3f}")
+PY
+"$bin" advise "${args[@]}" --memory-budget "$(cat "$tmp/budget_mb")" --out "$tmp/local" >"$tmp/budget.out" ||
+  fail "advise with a budget"
+"$py" - "$tmp/local/advice.json" "$(cat "$tmp/budget_mb")" <<'PY' && ok "a budget excludes every setting over it and states its cost" || fail "budget"
+import json, sys
+a = json.load(open(sys.argv[1]))
+budget_kb = float(sys.argv[2]) * 1024
+r = a["rows"][1]
+assert r["best"]["sunreclaim_kb"] <= budget_kb, r["best"]
+assert r["over_budget"] >= 1 and r["budget_cost_pct"] > 0, r
+over = [s for s in r["settings"] if s["settled"] and s["sunreclaim_kb"] > budget_kb]
+assert len(over) == r["over_budget"], (len(over), r["over_budget"])
+assert r["fastest_over_budget"]["sunreclaim_kb"] > budget_kb, r
+PY
+grep -q "the budget excluded" "$tmp/budget.out" && ok "the table says what the budget excluded" ||
+  fail "no budget line: $(cat "$tmp/budget.out")"
+
 # A budget below every setting's memory (above the minimum state: sheaf structs of 8 CPUs).
 "$bin" advise "${args[@]}" --memory-budget 1 --out "$tmp/local" >"$tmp/budget.out" || fail "advise with a budget"
 "$py" - "$tmp/local/advice.json" <<'PY' && ok "a 1 MB budget: no pick, every setting counted as over it" || fail "budget"
