@@ -644,47 +644,65 @@ bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& sha
       start_search(plan, searches[i]);
     }
   }
-  // The rounds, every task count's in one pool.
-  for (int round = 1;; ++round) {
-    std::vector<Stage> stages;
-    for (std::size_t i = 0; i < searches.size(); ++i)
-      if (auto next = next_round(plan, searches[i]); !next.empty())
-        stages.push_back({i, plan.request.search == "grid" ? std::string("grid") : fmt::format("round-{}", round),
-                          std::move(next)});
-    if (stages.empty()) break;
-    if (!run_batch(fmt::format("round {}", round), stages, &got)) return false;
-    for (std::size_t i = 0; i < stages.size(); ++i) record_round(plan, searches[stages[i].search], got[i]);
-  }
-  // Each cache's best knobs together.
-  {
-    std::vector<Stage> stages;
-    for (std::size_t i = 0; i < searches.size(); ++i)
-      if (auto joint = joint_settings(plan, searches[i]); !joint.empty()) stages.push_back({i, "joint", std::move(joint)});
-    if (!run_batch("the joint settings", stages, &got)) return false;
-    for (std::size_t i = 0; i < stages.size(); ++i) {
-      RowSearch& rs = searches[stages[i].search];
-      rs.run.settings.insert(rs.run.settings.end(), got[i].settings.begin(), got[i].settings.end());
-      rs.run.outcomes.insert(rs.run.outcomes.end(), got[i].outcomes.begin(), got[i].outcomes.end());
-      rs.run.seen.insert(rs.run.seen.end(), got[i].seen.begin(), got[i].seen.end());
-      rs.joint_done = true;
-    }
-  }
-  // The bounds: each task count's pick, runner-up and defaults again at each end of the
-  // uncertain inputs. Which settings are re-run depends on the budget: each budget has its folder.
+  // Then each task count goes its own way: its climbs' rounds, its joint setting, its bounds.
+  // Each batch holds every task count's next stage, in one pool, so a task count whose climbs
+  // ended early does not wait for the others (the folders are the same as stage by stage).
+  enum class Phase { Rounds, Joint, Bounds, Done };
+  std::vector<Phase> phase(searches.size(), Phase::Rounds);
   std::vector<std::vector<BoundCheck>> checks(searches.size());
-  if (plan.request.bounds && !plan.bounds.empty()) {
-    const std::string folder = plan.request.memory_budget_mb > 0
-                                   ? fmt::format("bounds-budget-{}MB/", plan.request.memory_budget_mb)
-                                   : std::string("bounds/");
+  const std::string bounds_folder = plan.request.memory_budget_mb > 0
+                                        ? fmt::format("bounds-budget-{}MB/", plan.request.memory_budget_mb)
+                                        : std::string("bounds/");
+  for (int batch = 1;; ++batch) {
     std::vector<Stage> stages;
+    std::vector<Phase> of;  // the phase each stage belongs to
     for (std::size_t i = 0; i < searches.size(); ++i) {
-      const auto check = settings_to_check(plan, searches[i].run);
-      if (check.empty()) continue;
-      for (const auto& b : plan.bounds) stages.push_back({i, folder + b.name, check, &b});
+      RowSearch& rs = searches[i];
+      if (phase[i] == Phase::Rounds) {
+        if (auto next = next_round(plan, rs); !next.empty()) {
+          stages.push_back({i, plan.request.search == "grid" ? std::string("grid") : fmt::format("round-{}", rs.rounds + 1),
+                            std::move(next)});
+          of.push_back(Phase::Rounds);
+          continue;
+        }
+        phase[i] = Phase::Joint;
+      }
+      if (phase[i] == Phase::Joint) {
+        // Each cache's best knobs together.
+        phase[i] = Phase::Bounds;
+        if (auto joint = joint_settings(plan, rs); !joint.empty()) {
+          stages.push_back({i, "joint", std::move(joint)});
+          of.push_back(Phase::Joint);
+          continue;
+        }
+      }
+      if (phase[i] == Phase::Bounds) {
+        // The pick, runner-up and defaults again at each end of the uncertain inputs. Which
+        // settings are re-run depends on the budget: each budget has its own folder.
+        phase[i] = Phase::Done;
+        const auto check = settings_to_check(plan, rs.run);
+        if (!plan.request.bounds || check.empty()) continue;
+        for (const auto& b : plan.bounds) {
+          stages.push_back({i, bounds_folder + b.name, check, &b});
+          of.push_back(Phase::Bounds);
+        }
+      }
     }
-    if (!run_batch("the bounds", stages, &got)) return false;
-    for (std::size_t i = 0; i < stages.size(); ++i)
-      checks[stages[i].search].push_back(BoundCheck{stages[i].bound->name, got[i]});
+    if (stages.empty()) break;
+    if (!run_batch(fmt::format("batch {}", batch), stages, &got)) return false;
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+      RowSearch& rs = searches[stages[k].search];
+      if (of[k] == Phase::Rounds) {
+        record_round(plan, rs, got[k]);
+      } else if (of[k] == Phase::Joint) {
+        rs.run.settings.insert(rs.run.settings.end(), got[k].settings.begin(), got[k].settings.end());
+        rs.run.outcomes.insert(rs.run.outcomes.end(), got[k].outcomes.begin(), got[k].outcomes.end());
+        rs.run.seen.insert(rs.run.seen.end(), got[k].seen.begin(), got[k].seen.end());
+        rs.joint_done = true;
+      } else {
+        checks[stages[k].search].push_back(BoundCheck{stages[k].bound->name, got[k]});
+      }
+    }
   }
   if (shard.n > 1) {
     if (!quiet)
