@@ -458,7 +458,8 @@ json advice_json(const AdvisePlan& plan, const std::vector<RowSearch>& searches,
       const Choice cb = choose(bo, budget_kb);
       const std::string none = cb.over_budget ? "(none settled within budget)" : "(none settled)";
       const std::string pick = cb.best ? bo[*cb.best].setting : none;
-      const std::string nominal = c.best ? o[*c.best].setting : std::string("(none within budget)");
+      const std::string nominal =
+          c.best ? o[*c.best].setting : std::string(c.over_budget ? "(none settled within budget)" : "(none settled)");
       json b = {{"bound", bc.bound}, {"pick", pick.empty() ? "kernel defaults" : pick}};
       if (cb.best) b["pick_ops_per_sec"] = bo[*cb.best].ops;
       for (const auto& x : bo)
@@ -548,7 +549,8 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
        "robust? |\n";
   t += "|---|---|---|---|---|---|---|\n";
   for (const auto& row : advice["rows"]) {
-    std::string best = "none within budget", o = "-", gain = "-", mem = "-", runner = "-";
+    std::string best = row["over_budget"].get<std::size_t>() > 0 ? "none settled within budget" : "none settled", o = "-",
+                gain = "-", mem = "-", runner = "-";
     if (!row["best"].is_null()) {
       best = row["best"]["setting"].get<std::string>();
       o = ops(row["best"]);

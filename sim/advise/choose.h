@@ -1,7 +1,7 @@
 // `slubsim advise`: which sheaf capacity and barn limits to write for a machine and workload,
-// at what memory cost, and how sure. This room holds the advisor: which settings it evaluates
-// (the plan, here), how it picks among their settled results (the choice, here), and the command
-// that runs them as a sweep (advise.h).
+// at what memory cost, and how sure. This room holds the advisor: the settings and how it picks
+// among their settled results (the choice, here), and the search that runs them as sweeps and
+// its report (advise.h).
 //
 // The knobs are the runtime-tuning RFC's per-cache sysfs files ("[PATCH RFC 0/8] mm/slab: enable
 // runtime sheaves tuning", Harry Yoo, May 2026): sheaf_capacity, max_full_sheaves and
@@ -9,7 +9,6 @@
 #pragma once
 #include <array>
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
