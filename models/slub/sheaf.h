@@ -35,6 +35,8 @@ struct Sheaf {
   // into a cold line. A count, not a per-object mark: pops (LIFO) are taken to remove the others
   // first, so it only ever shrinks to the fill.
   std::uint32_t aged = 0;
+  // Its places in the front-end's bookkeeping sets (SheafSet), -1 when not in one.
+  int slot_all = -1, slot_rcu = -1, slot_prefilled = -1;
   std::uint32_t size() const { return static_cast<std::uint32_t>(objects.size()); }
   void* pop() {
     void* obj = objects.back();
@@ -44,6 +46,32 @@ struct Sheaf {
   }
   bool empty() const { return objects.empty(); }
   bool full() const { return objects.size() >= capacity; }
+};
+
+// A set of sheaves with constant-time insert and erase: each sheaf keeps its index in the set
+// (Slot). Iterated in insertion order, except that an erase moves the last sheaf into the gap.
+template <int Sheaf::*Slot>
+class SheafSet {
+ public:
+  void insert(Sheaf* sh) {
+    if (sh->*Slot >= 0) return;
+    sh->*Slot = static_cast<int>(items_.size());
+    items_.push_back(sh);
+  }
+  void erase(Sheaf* sh) {
+    const int i = sh->*Slot;
+    if (i < 0) return;
+    Sheaf* last = items_.back();
+    items_[static_cast<std::size_t>(i)] = last;
+    last->*Slot = i;
+    items_.pop_back();
+    sh->*Slot = -1;
+  }
+  std::vector<Sheaf*>::const_iterator begin() const { return items_.begin(); }
+  std::vector<Sheaf*>::const_iterator end() const { return items_.end(); }
+
+ private:
+  std::vector<Sheaf*> items_;
 };
 
 struct PercpuSheaves {

@@ -16,7 +16,6 @@
 // The barn's racy pre-checks read its line without the lock.
 #include <algorithm>
 #include <fmt/format.h>
-#include <unordered_set>
 
 #include "models/slub/slub.h"
 
@@ -730,9 +729,9 @@ class Sheaves final : public Frontend {
   bool v7_;
   const Features& f_;
   const Costs& c_;
-  std::unordered_set<Sheaf*> all_sheaves_;
-  std::unordered_set<const Sheaf*> rcu_in_flight_;
-  std::unordered_set<const Sheaf*> prefilled_;
+  SheafSet<&Sheaf::slot_all> all_sheaves_;
+  SheafSet<&Sheaf::slot_rcu> rcu_in_flight_;  // submitted to call_rcu, not back yet
+  SheafSet<&Sheaf::slot_prefilled> prefilled_;  // handed out by kmem_cache_prefill_sheaf
   std::vector<std::int64_t> sheaf_structs_;
 };
 
