@@ -8,19 +8,7 @@
 set -uo pipefail
 bin=$1
 src=$2
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skip: a private Slurm cluster needs root (slurmd runs jobs as their user); run as root to test"
-  exit 77
-fi
-for cmd in munged slurmctld slurmd sbatch squeue scontrol; do
-  command -v "$cmd" >/dev/null || { echo "FAIL: $cmd not found: apt-get install slurm-wlm munge (tools/setup.sh does)"; exit 1; }
-done
-source "$src/tests/slurm/cluster.sh"
-tmp=$(mktemp -d /tmp/slurm.XXXXXX)
-trap 'slurm_cluster_stop "$tmp/c"; rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+source "$src/tests/slurm/test_lib.sh"
 args=(--topology small-2s-8c --workload mmap1 --nr-task 2,4,8 --capacities 16,64,256 --max-full-sheaves 2,20
       --max-empty-sheaves 5)
 

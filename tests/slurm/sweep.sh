@@ -8,20 +8,7 @@
 set -uo pipefail
 bin=$1
 src=$2
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skip: a private Slurm cluster needs root (slurmd runs jobs as their user); run as root to test"
-  exit 77
-fi
-for cmd in munged slurmctld slurmd sbatch squeue scontrol; do
-  command -v "$cmd" >/dev/null || { echo "FAIL: $cmd not found: apt-get install slurm-wlm munge (tools/setup.sh does)"; exit 1; }
-done
-source "$src/tests/slurm/cluster.sh"
-# Short: slurmd's socket paths under the state dir must fit in 107 bytes.
-tmp=$(mktemp -d /tmp/slurm.XXXXXX)
-trap 'slurm_cluster_stop "$tmp/c"; rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+source "$src/tests/slurm/test_lib.sh"
 sweep=$src/configs/sweeps/capacity-small.json
 
 "$bin" sweep "$sweep" --out "$tmp/local" --jobs 2 --quiet || fail "local sweep"

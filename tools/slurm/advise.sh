@@ -21,34 +21,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tree=$(cd "$here/../.." && pwd)
-bin=$tree/build/slubsim
-tasks=""
-cpus=2
-parsable=0
-out=""
-sbatch_opts=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    --tasks) tasks=$2; shift 2 ;;
-    --tasks=*) tasks=${1#--tasks=}; shift ;;
-    --cpus) cpus=$2; shift 2 ;;
-    --cpus=*) cpus=${1#--cpus=}; shift ;;
-    --bin) bin=$2; shift 2 ;;
-    --bin=*) bin=${1#--bin=}; shift ;;
-    --parsable) parsable=1; shift ;;
-    --out) out=$2; shift 2; break ;;
-    --out=*) out=${1#--out=}; shift; break ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) sbatch_opts+=("$1"); shift ;;
-    *) echo "advise.sh: error: '$1' before --out OUT (see --help)" >&2; exit 2 ;;
-  esac
-done
-[ -n "$out" ] || { echo "advise.sh: error: --out OUT is required (see --help)" >&2; exit 2; }
+source "$here/args.sh"
+submit_args advise.sh 20 cpus "$@"
+set -- "${rest[@]+"${rest[@]}"}"
+[ -n "$cpus" ] || cpus=2
 [ $# -gt 0 ] || { echo "advise.sh: error: no advise options after --out OUT" >&2; exit 2; }
-[ -x "$bin" ] || { echo "advise.sh: error: $bin: not an executable (bash tools/setup.sh build, or --bin)" >&2; exit 2; }
 [ "$cpus" -ge 1 ] 2>/dev/null || { echo "advise.sh: error: --cpus '$cpus' is not a whole number from 1" >&2; exit 2; }
-case $out in /*) ;; *) out=$(pwd)/$out ;; esac
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 
 # The plan checks the request (bad input stops here, before anything is queued) and counts the
 # task counts.

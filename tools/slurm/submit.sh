@@ -19,30 +19,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tree=$(cd "$here/../.." && pwd)
-bin=$tree/build/slubsim
-tasks=""
-parsable=0
-out=""
-sbatch_opts=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    --tasks) tasks=$2; shift 2 ;;
-    --tasks=*) tasks=${1#--tasks=}; shift ;;
-    --bin) bin=$2; shift 2 ;;
-    --bin=*) bin=${1#--bin=}; shift ;;
-    --parsable) parsable=1; shift ;;
-    --out) out=$2; shift 2; break ;;
-    --out=*) out=${1#--out=}; shift; break ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) sbatch_opts+=("$1"); shift ;;
-    *) echo "submit.sh: error: '$1' before --out OUT (see --help)" >&2; exit 2 ;;
-  esac
-done
-[ -n "$out" ] || { echo "submit.sh: error: --out OUT is required (see --help)" >&2; exit 2; }
+source "$here/args.sh"
+submit_args submit.sh 20 "" "$@"
+set -- "${rest[@]+"${rest[@]}"}"
 [ $# -gt 0 ] || { echo "submit.sh: error: no sweep after --out OUT (a sweep FILE and/or options)" >&2; exit 2; }
-[ -x "$bin" ] || { echo "submit.sh: error: $bin: not an executable (bash tools/setup.sh build, or --bin)" >&2; exit 2; }
-case $out in /*) ;; *) out=$(pwd)/$out ;; esac
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 sweep=("$@")
 # A sweep file given relative to here must still be found from the jobs' working directory.
 if [ -f "${sweep[0]}" ]; then sweep[0]=$(cd "$(dirname "${sweep[0]}")" && pwd)/$(basename "${sweep[0]}"); fi
