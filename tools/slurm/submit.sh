@@ -20,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tree=$(cd "$here/../.." && pwd)
 source "$here/args.sh"
-submit_args submit.sh 20 "" "$@"
+submit_args submit.sh 18 "" "$@"
 set -- "${rest[@]+"${rest[@]}"}"
 [ $# -gt 0 ] || { echo "submit.sh: error: no sweep after --out OUT (a sweep FILE and/or options)" >&2; exit 2; }
 sweep=("$@")
