@@ -173,6 +173,12 @@ Batches choose_batches(const std::vector<double>& y, int period, int min_batches
   return bm;
 }
 
+// The batch means trend beyond the target with a slope outside its 95% interval (a very quiet
+// series shows significant but immaterial slopes, hence both).
+bool trends(const Batches& bm, const SettleRule& rule) {
+  return bm.k >= rule.min_batches && std::abs(bm.trend_t) > t975(bm.k - 2) && std::abs(bm.trend) > rule.ci_target;
+}
+
 SettleVerdict verdict_from(const std::vector<double>& y, int offset, int transient, int period, double acf,
                            const SettleRule& rule, bool drifting) {
   SettleVerdict v;
@@ -200,7 +206,7 @@ SettleVerdict verdict_from(const std::vector<double>& y, int offset, int transie
     v.reason = fmt::format("too short to judge: {} intervals of {} ms after the transient make {} batches, the rule "
                            "needs {}",
                            n, ms, bm.k, rule.min_batches);
-  else if (bm.k >= rule.min_batches && std::abs(bm.trend_t) > t975(bm.k - 2) && std::abs(bm.trend) > rule.ci_target)
+  else if (trends(bm, rule))
     v.reason = fmt::format("still drifting: the window's batch means trend by {:+.1f}% (t = {:.1f})", 100 * bm.trend,
                            bm.trend_t);
   else if (!uncorrelated)
@@ -215,10 +221,31 @@ SettleVerdict verdict_from(const std::vector<double>& y, int offset, int transie
 
 }  // namespace
 
+int trend_free_start(const std::vector<double>& x, int d, const SettleRule& rule) {
+  const int n = static_cast<int>(x.size());
+  const int last = n / 2;
+  if (d >= last) return d;
+  const std::vector<double> y0(x.begin() + d, x.end());
+  const int period = find_period(y0, nullptr);
+  // Stationary as steps 3 and 4 judge it: batch means without a trend and without lag-1
+  // correlation (a slow swing, or what is left of a ramp, the slope test alone misses).
+  auto stationary = [&](const std::vector<double>& y) {
+    bool uncorrelated = false;
+    const Batches bm = choose_batches(y, period, rule.min_batches, &uncorrelated);
+    return bm.k < rule.min_batches || (uncorrelated && !trends(bm, rule));
+  };
+  if (stationary(y0)) return d;
+  // One MSER batch at a time: the same resolution the transient was searched at.
+  for (int e = d + kMserBatch; e <= last; e += kMserBatch)
+    if (stationary(std::vector<double>(x.begin() + e, x.end()))) return e;
+  return d;
+}
+
 SettleVerdict judge_series(const std::vector<double>& x, const SettleRule& rule, int min_from) {
   bool drifting = false;
   int d = mser5(x, &drifting);
   d = std::max(d, min_from);
+  if (!drifting) d = trend_free_start(x, d, rule);
   if (d >= static_cast<int>(x.size())) {
     SettleVerdict v;
     v.transient = d;

@@ -6,7 +6,10 @@
 //     batches of five intervals; the truncation point d (a batch edge in the first half, and no
 //     earlier than the RCU lower bound) minimises the squared standard error of the mean of what
 //     follows, sum((z_j - mean)^2) / (k - d)^2. An optimum at the end of the allowed half says
-//     the series still drifts.
+//     the series still drifts. Where the batch means after d still trend or correlate (step
+//     3/4's tests), the cut moves on, one MSER batch at a time up to n/2, to the first edge after
+//     which they do not: a slow transient under loud swings, which MSER's statistic cannot tell
+//     from noise (trend_free_start).
 //  2. Cycles: the autocorrelation of the series after d, up to lag n/4. Its first local maximum
 //     at lag p >= 2 that reaches kPeriodAcf, again at 2p, while the autocorrelation half a period
 //     apart is at most kPeriodTrough, is a period of p intervals (an oscillation, e.g. list_lock
@@ -76,6 +79,12 @@ double t975(int df);
 // MSER-5 truncation point (in intervals) of x, searched over batch edges in [0, n/2];
 // `drifting` is set when the optimum is at the end of that range.
 int mser5(const std::vector<double>& x, bool* drifting);
+
+// A transient slower than MSER-5 could see under the series' noise: from d, the first MSER batch
+// edge in [d, n/2] after which the batch means no longer trend (step 4's test), as a bias test
+// applied after successive truncations does (Schruben, Singh & Tierney 1983; N-Skart, Tafazzoli
+// & Steiger 2011). d itself when the series after it does not trend or no such edge exists.
+int trend_free_start(const std::vector<double>& x, int d, const SettleRule& rule);
 
 // Autocorrelation of x at lags 1..max_lag (index 0 is lag 0 = 1).
 std::vector<double> autocorrelation(const std::vector<double>& x, int max_lag);
