@@ -122,7 +122,9 @@ TEST_CASE("settle: a slow ramp under loud noise is cut where the batch means sto
   const int e = trend_free_start(x, d, rule());
   CHECK(e >= 450);
   CHECK(e <= 500);
-  const SettleVerdict v = judge_series(x, rule(), 0);
+  // Before the cap the ramp keeps the run going; at the cap the moved cut settles it.
+  CHECK_FALSE(judge_series(x, rule(), 0).settled);
+  const SettleVerdict v = judge_series(x, rule(), 0, true);
   CHECK(v.settled);
   CHECK(v.transient == e);
   CHECK(std::abs(v.mean - 66.0) <= v.half_width);

@@ -171,7 +171,7 @@ RunResult simulate(const RunSpec& spec) {
                                     : n >= min_from + spec.settle_rule.min_batches && n - judged_at >= std::max(1, n / 20);
     if (at_cap || due) {
       judged_at = n;
-      verdict = judge_series(series, spec.settle_rule, min_from);
+      verdict = judge_series(series, spec.settle_rule, min_from, at_cap);
       if (verdict.settled && confirm_at == 0 && !at_cap) {
         confirm_at = std::min(2 * n, grid.last);  // settled once: run as long again and judge anew
       } else if (verdict.settled || at_cap) {

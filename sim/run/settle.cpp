@@ -241,11 +241,11 @@ int trend_free_start(const std::vector<double>& x, int d, const SettleRule& rule
   return d;
 }
 
-SettleVerdict judge_series(const std::vector<double>& x, const SettleRule& rule, int min_from) {
+SettleVerdict judge_series(const std::vector<double>& x, const SettleRule& rule, int min_from, bool at_cap) {
   bool drifting = false;
   int d = mser5(x, &drifting);
   d = std::max(d, min_from);
-  if (!drifting) d = trend_free_start(x, d, rule);
+  if (at_cap && !drifting) d = trend_free_start(x, d, rule);
   if (d >= static_cast<int>(x.size())) {
     SettleVerdict v;
     v.transient = d;

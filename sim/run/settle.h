@@ -6,10 +6,11 @@
 //     batches of five intervals; the truncation point d (a batch edge in the first half, and no
 //     earlier than the RCU lower bound) minimises the squared standard error of the mean of what
 //     follows, sum((z_j - mean)^2) / (k - d)^2. An optimum at the end of the allowed half says
-//     the series still drifts. Where the batch means after d still trend or correlate (step
-//     3/4's tests), the cut moves on, one MSER batch at a time up to n/2, to the first edge after
-//     which they do not: a slow transient under loud swings, which MSER's statistic cannot tell
-//     from noise (trend_free_start).
+//     the series still drifts. At the cap only, where the batch means after d still trend or
+//     correlate (step 3/4's tests), the cut moves on, one MSER batch at a time up to n/2, to the
+//     first edge after which they do not: a slow transient under loud swings, which MSER's
+//     statistic cannot tell from noise (trend_free_start). Before the cap such a series runs on:
+//     a cut moved early makes a short window look settled before a later fall shows.
 //  2. Cycles: the autocorrelation of the series after d, up to lag n/4. Its first local maximum
 //     at lag p >= 2 that reaches kPeriodAcf, again at 2p, while the autocorrelation half a period
 //     apart is at most kPeriodTrough, is a period of p intervals (an oscillation, e.g. list_lock
@@ -64,8 +65,9 @@ struct SettleVerdict {
 };
 
 // Judge a series x (operations per interval, interval i = [i step, (i+1) step)); min_from is the
-// first interval the window may start at.
-SettleVerdict judge_series(const std::vector<double>& x, const SettleRule& rule, int min_from);
+// first interval the window may start at. at_cap: the run can go no further, so the cut may move
+// past a slow ramp (step 1, trend_free_start); before the cap a ramp keeps the run going.
+SettleVerdict judge_series(const std::vector<double>& x, const SettleRule& rule, int min_from, bool at_cap = false);
 
 // Judge a window fixed by the user: x is the whole series up to the window's end, the window
 // starts at interval `from`. Says whether the transient outlasts the warm-up, whether the
