@@ -23,7 +23,8 @@
         the results have no why keys)
     tools/plot.py advise OUT/advice.json -o out.png
         slubsim advise's settings: throughput (with its 95% CI) against SUnreclaim, one panel
-        per task count; the Pareto front (no other setting both faster beyond the CIs and
+        per task count (settings whose windows did not settle drawn hollow, off the front); the
+        Pareto front (no other setting both faster beyond the CIs and
         cheaper) joined, the pick ringed, the kernel's defaults a square
     tools/plot.py scoreboard results/scoreboard.json -o out.png
         simulated against published delta per cell, y = x and the ±3 point band, by experiment
@@ -473,9 +474,20 @@ def advise(args):
     for ax, (n, settings, best) in zip(axes[0], panels):
         pts = [(s["sunreclaim_kb"] / 1024.0, s["ops_per_sec"], s["half_width"]) for s in settings]
         names = [s["setting"] for s in settings]
-        ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], fmt="o", ms=4,
+        settled = [bool(s.get("settled", True)) for s in settings]
+        ok = [i for i in range(len(pts)) if settled[i]]
+        loose = [i for i in range(len(pts)) if not settled[i]]
+        ax.errorbar([pts[i][0] for i in ok], [pts[i][1] for i in ok], yerr=[pts[i][2] for i in ok], fmt="o", ms=4,
                     color=colour(0), alpha=0.6, label="a setting (± 95% CI)")
-        front = pareto(pts)
+        if loose:
+            # Not a result: shown hollow, never on the front (the advisor never picks one).
+            ax.errorbar([pts[i][0] for i in loose], [pts[i][1] for i in loose], yerr=[pts[i][2] for i in loose],
+                        fmt="o", ms=5, mfc="none", color="grey", alpha=0.8, label="not settled within the cap")
+            for i in loose:
+                ax.annotate(short(names[i].replace("maple_node/", "mn/").replace("vm_area_struct/", "vma/"), 40),
+                            (pts[i][0], pts[i][1]), fontsize=6, color="grey", xytext=(3, -8),
+                            textcoords="offset points")
+        front = [ok[k] for k in pareto([pts[i] for i in ok])]
         ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "-", color=colour(1), lw=1.2,
                 label="Pareto front")
         for i in front:

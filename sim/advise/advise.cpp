@@ -558,8 +558,10 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
       if (row.contains("sunreclaim_delta_kb"))
         mem += fmt::format(" ({:+.1f})", row["sunreclaim_delta_kb"].get<double>() / 1024.0);
       if (row.contains("gain_pct"))
-        gain = fmt::format("{:+.1f}% ± {:.1f}{}", row["gain_pct"].get<double>(), row["gain_half_width_pct"].get<double>(),
-                           row["gain_is_tie"].get<bool>() ? " (tie)" : "");
+        gain = fmt::format("{:+.1f}% ± {:.1f}{}{}", row["gain_pct"].get<double>(),
+                           row["gain_half_width_pct"].get<double>(), row["gain_is_tie"].get<bool>() ? " (tie)" : "",
+                           // Against a window that did not settle: the gain is the means', not a result.
+                           row.contains("defaults") && !row["defaults"].value("settled", true) ? " (the defaults did not settle)" : "");
     }
     if (row.contains("runner_up"))
       runner = fmt::format("{} ({:.0f})", row["runner_up"]["setting"].get<std::string>(),
