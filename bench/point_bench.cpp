@@ -37,7 +37,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // the engine's heap with `n` pending events and nothing else.
 class Ticker final : public Process {
  public:
-  Ticker(Engine& e, std::uint64_t seed) : e_(e), x_(seed * 2654435761u + 1) {}
+  Ticker(Engine& e, std::uint64_t seed) : Process(static_cast<std::uint32_t>(seed) + 1), e_(e), x_(seed * 2654435761u + 1) {}
   void fire() override {
     x_ = x_ * 6364136223846793005ull + 1442695040888963407ull;
     e_.schedule(e_.now() + static_cast<Time>((x_ >> 33) % 1000 + 1) * kNs, this);

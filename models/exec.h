@@ -54,16 +54,22 @@ struct Request {
   std::uint32_t id;
 };
 
+// Who can touch an object. OneCpu: only the CPU its task runs on (a task's own object, or its
+// mm's in process mode), so its requests need no global order: nothing another CPU does can see
+// or change it. The driver may check the claim (sim::World throws on a second CPU).
+enum class Reach : std::uint8_t { Shared, OneCpu };
+
 // Registry of shared objects, implemented by the driver.
 class Shared {
  public:
   virtual ~Shared() = default;
   // A cache line whose memory lives on home_node; cls names it in reports.
-  virtual LineId new_line(std::string_view cls, int home_node) = 0;
+  virtual LineId new_line(std::string_view cls, int home_node, Reach reach = Reach::Shared) = 0;
   // A queued spinlock homed on home_node. lock_stat reports it as <cls>.<instance>.
-  virtual SpinLockId new_spinlock(std::string_view cls, std::string_view instance,
-                                  int home_node) = 0;
-  virtual RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node) = 0;
+  virtual SpinLockId new_spinlock(std::string_view cls, std::string_view instance, int home_node,
+                                  Reach reach = Reach::Shared) = 0;
+  virtual RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node,
+                            Reach reach = Reach::Shared) = 0;
   // The line holding the lock word: data placed on it (nr_partial, the list head in
   // kmem_cache_node; the barn counters) moves together with the lock.
   virtual LineId lock_line(SpinLockId l) const = 0;

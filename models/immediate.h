@@ -13,13 +13,13 @@ namespace slubsim {
 
 class ImmediateShared final : public Shared {
  public:
-  LineId new_line(std::string_view, int) override { return {lines_++}; }
-  SpinLockId new_spinlock(std::string_view, std::string_view, int) override {
+  LineId new_line(std::string_view, int, Reach) override { return {lines_++}; }
+  SpinLockId new_spinlock(std::string_view, std::string_view, int, Reach) override {
     holders_.push_back(-1);
     lock_lines_.push_back(lines_++);
     return {static_cast<std::uint32_t>(holders_.size() - 1)};
   }
-  RwsemId new_rwsem(std::string_view, std::string_view, int) override {
+  RwsemId new_rwsem(std::string_view, std::string_view, int, Reach) override {
     rw_.push_back(0);
     return {static_cast<std::uint32_t>(rw_.size() - 1)};
   }

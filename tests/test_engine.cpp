@@ -12,6 +12,7 @@ using namespace slubsim;
 
 namespace {
 struct Recorder : Process {
+  explicit Recorder(std::uint32_t rank = kTimerRank) : Process(rank) {}
   std::vector<int>* log;
   int id;
   Engine* engine;
@@ -19,10 +20,10 @@ struct Recorder : Process {
 };
 }  // namespace
 
-TEST_CASE("engine: events fire by time, ties in scheduling order") {
+TEST_CASE("engine: events fire by time, timer ties in scheduling order") {
   Engine e;
   std::vector<int> log;
-  Recorder a{}, b{}, c{};
+  Recorder a, b, c;
   a.log = b.log = c.log = &log;
   a.id = 1;
   b.id = 2;
@@ -30,8 +31,8 @@ TEST_CASE("engine: events fire by time, ties in scheduling order") {
   e.schedule(50, &a);
   e.schedule(10, &b);
   e.schedule(50, &c);
-  CHECK(e.may_act_at(9));
-  CHECK_FALSE(e.may_act_at(10));  // a tie goes to what was queued first
+  CHECK(e.may_act_at(9, 1));
+  CHECK_FALSE(e.may_act_at(10, 1));  // a timer (rank 0) at the same time goes first
   e.run();
   CHECK(log == std::vector<int>{2, 1, 3});
   CHECK(e.now() == 50);
@@ -39,11 +40,33 @@ TEST_CASE("engine: events fire by time, ties in scheduling order") {
   CHECK_THROWS(e.schedule(40, &a));  // the past
 }
 
+TEST_CASE("engine: at one time, lower ranks fire first whatever the scheduling order") {
+  Engine e;
+  std::vector<int> log;
+  Recorder cpu5(6), cpu2(3), timer, cpu0(1);
+  for (Recorder* r : {&cpu5, &cpu2, &timer, &cpu0}) r->log = &log;
+  cpu5.id = 5;
+  cpu2.id = 2;
+  timer.id = -1;
+  cpu0.id = 0;
+  e.schedule(20, &cpu5);
+  e.schedule(20, &cpu2);
+  e.schedule(30, &timer);
+  e.schedule(20, &cpu0);
+  CHECK(e.next_timer() == 30);
+  CHECK_FALSE(e.may_act_at(21, 1));  // later than what is queued
+  CHECK(e.may_act_at(19, 7));
+  CHECK_FALSE(e.may_act_at(20, 4));  // CPU 3 at 20 waits for CPUs 0 and 2
+  e.run();
+  CHECK(log == std::vector<int>{0, 2, 5, -1});
+  CHECK(e.next_timer() == kForever);
+}
+
 TEST_CASE("engine: the watch runs every kWatchEvery events and may end the run by throwing") {
   Engine e;
   struct Repeat : Process {
     Engine& e;
-    explicit Repeat(Engine& en) : e(en) {}
+    explicit Repeat(Engine& en) : Process(1), e(en) {}
     void fire() override { e.schedule(e.now() + 1, this); }  // never ends by itself
   } r(e);
   e.schedule(0, &r);

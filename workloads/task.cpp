@@ -38,6 +38,11 @@ int home_node(Scope s, int key, int first_user_node) {
   }
 }
 
+// A task's own objects, and its mm's in process mode, are touched by its CPU alone.
+Reach reach_of(Scope s, Mode mode) {
+  return s == Scope::Task || (s == Scope::Mm && mode == Mode::Process) ? Reach::OneCpu : Reach::Shared;
+}
+
 // For each task, the id of the instance of a declaration it uses; `make(name, home)` creates one.
 template <class Make>
 void bind_scope(Scope scope, Mode mode, const std::vector<int>& task_node,
@@ -313,12 +318,12 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
     bind_scope(decl.scope, mode, task_node, out, &TaskBinding::locks,
                [&](const std::string& name, int home) {
                  return decl.kind == LockKind::Spinlock
-                            ? shared.new_spinlock(decl.name, name, home).v
-                            : shared.new_rwsem(decl.name, name, home).v;
+                            ? shared.new_spinlock(decl.name, name, home, reach_of(decl.scope, mode)).v
+                            : shared.new_rwsem(decl.name, name, home, reach_of(decl.scope, mode)).v;
                });
   for (const auto& decl : p.lines)
     bind_scope(decl.scope, mode, task_node, out, &TaskBinding::lines,
-               [&](const std::string&, int home) { return shared.new_line(decl.name, home).v; });
+               [&](const std::string&, int home) { return shared.new_line(decl.name, home, reach_of(decl.scope, mode)).v; });
   for (const auto& decl : p.pools) {
     // One instance per key; node-scoped pools get every node's instance so that `next-node`
     // has a target even where no task runs.
@@ -330,8 +335,7 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
         pool->tagged = decl.handoff;
         pool->limit = static_cast<std::size_t>(decl.limit);
         pool->full = decl.full;
-        pool->shared = decl.handoff ||
-                       (decl.scope != Scope::Task && !(decl.scope == Scope::Mm && mode == Mode::Process));
+        pool->shared = decl.handoff || reach_of(decl.scope, mode) == Reach::Shared;
         if (pool->shared)
           pool->line = shared.new_line("pool", home_node(decl.scope, key, task_node[0]));
         bound.pools.push_back(std::move(pool));

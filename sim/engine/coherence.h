@@ -30,6 +30,11 @@ struct Line {
   Time last_access = 0;      // when it was last read or written (for cache residency)
   std::uint64_t version = 0;  // bumped by every write
   std::uint64_t transfers = 0;
+  // Reach::OneCpu (models/exec.h): the one CPU that touches the line (kNoCpuYet until one
+  // has); kAnyCpu for a shared line. A lock's reach is its word's.
+  static constexpr int kAnyCpu = -2;
+  static constexpr int kNoCpuYet = -1;
+  int only_cpu = kAnyCpu;
 
   bool has_copy(int cpu) const {
     return owner == cpu || std::find(sharers.begin(), sharers.end(), cpu) != sharers.end();

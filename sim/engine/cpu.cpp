@@ -1,5 +1,6 @@
 #include "sim/engine/cpu.h"
 
+#include <stdexcept>
 #include <string>
 
 namespace slubsim {
@@ -13,7 +14,11 @@ void Cpu::start(Co<void> root, Time t) {
 }
 
 bool Cpu::begin(const Request& req) {
-  if (!engine_.may_act_at(now_)) {
+  if (one_cpu_inline_ && now_ < engine_.next_timer() && world_.one_cpu(*this, req)) {
+    if (!process(req)) throw std::logic_error("cpu: a one-CPU object's request had to wait");
+    return true;
+  }
+  if (!engine_.may_act_at(now_, rank())) {
     pending_ = req;
     state_ = State::Syncing;
     return false;

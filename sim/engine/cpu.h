@@ -2,10 +2,13 @@
 // engine wakes.
 //
 // Run ahead, sync at sharing: spend() only moves this CPU's clock. A request for shared state
-// is granted inline when nothing in the event queue is due before this CPU's clock; otherwise
-// the CPU queues itself at its clock and the request is granted when that event fires, so
-// shared accesses happen in global time order. A CPU waiting for a lock is parked until the
-// World hands the lock over.
+// is granted inline when nothing in the event queue comes before this CPU's (clock, rank);
+// otherwise the CPU queues itself at its clock and the request is granted when that event
+// fires, so shared accesses happen in global (time, CPU) order. A request for an object only
+// this CPU touches (Reach::OneCpu: its task's own mmap_lock in process mode) is granted inline
+// whenever the CPU's clock is before the next timer: no other CPU can see it, so its order
+// against them cannot matter, and the timers (window edges, the stop time) still see every CPU
+// where they would. A CPU waiting for a lock is parked until the World hands the lock over.
 //
 // Accounting ("why" report, models/exec.h): spend() and every granted access are charged to the
 // path's current account; the time from a lock request to its hand-over is charged to that lock
@@ -27,7 +30,7 @@ class Cpu final : public Exec, public Process {
  public:
   // mem_node: numa_mem_id() of the CPU (its node, or the nearest with memory).
   Cpu(int cpu, int node, int mem_node, Engine& engine, World& world)
-      : Exec(cpu, node, mem_node), engine_(engine), world_(world) {}
+      : Exec(cpu, node, mem_node), Process(static_cast<std::uint32_t>(cpu) + 1), engine_(engine), world_(world) {}
 
   // Private work runs slower by `factor` (an SMT sibling also runs a task).
   void set_private_work_factor(double factor) {
@@ -66,6 +69,7 @@ class Cpu final : public Exec, public Process {
   bool sleeping_ = false;
   Time wait_since_ = 0;
   Time spin_total_ = 0;
+  bool one_cpu_inline_ = world_.options().one_cpu_inline;
 };
 
 }  // namespace slubsim

@@ -38,8 +38,11 @@ void Engine::sift_down(std::size_t i, Event e) noexcept {
 
 void Engine::schedule(Time t, Process* p) {
   if (t < now_) throw std::logic_error("engine: event scheduled in the past");
+  if (p->rank() > kMaxRank) throw std::logic_error("engine: process rank out of range");
+  if (seq_ > kMaxSeq) throw std::logic_error("engine: more events scheduled than the key can order");
+  if (p->rank() == Process::kTimerRank) timers_.insert(std::upper_bound(timers_.begin(), timers_.end(), t), t);
   heap_.emplace_back();
-  sift_up(heap_.size() - 1, {key_of(t, seq_++), p});
+  sift_up(heap_.size() - 1, {key_of(t, p->rank(), seq_++), p});
 }
 
 bool Engine::step() {
@@ -49,6 +52,7 @@ bool Engine::step() {
   heap_.pop_back();
   if (!heap_.empty()) sift_down(0, last);
   now_ = time_of(e.key);
+  if (rank_of(e.key) == Process::kTimerRank) timers_.erase(timers_.begin());  // the earliest
   ++events_;
   e.p->fire();
   return true;

@@ -1,8 +1,10 @@
 // The discrete-event engine: a clock and a queue of (time, sequence, process) events.
 //
 // Few concepts, as in SimPy: the Engine owns time; a Process is anything that can be woken at
-// a time. Order is total and stable: earlier time first, then earlier scheduling. CPUs run
-// ahead on their own clocks and only enter the queue when they touch shared state
+// a time. Order is total and stable: earlier time first, then lower rank (timers are rank 0,
+// CPU c is rank c + 1), then earlier scheduling. A CPU has at most one event queued, so events
+// at one time fire in an order fixed by the model, not by the host's order of scheduling them.
+// CPUs run ahead on their own clocks and only enter the queue when they touch shared state
 // (sim/engine/cpu.h), so the queue holds at most one event per CPU plus timers.
 #pragma once
 #include <cstdint>
@@ -15,14 +17,22 @@ namespace slubsim {
 
 class Process {
  public:
+  static constexpr std::uint32_t kTimerRank = 0;
+  explicit Process(std::uint32_t rank = kTimerRank) noexcept : rank_(rank) {}
   virtual ~Process() = default;
   virtual void fire() = 0;
+  // Among events at one time, lower ranks fire first.
+  std::uint32_t rank() const noexcept { return rank_; }
+
+ private:
+  std::uint32_t rank_;
 };
 
-// A callback at a time (measurement snapshots, grace periods).
+// A callback at a time (measurement snapshots, settle edges, samples). Rank 0: at a time a CPU
+// also acts, the timer sees the state before it.
 class Timer final : public Process {
  public:
-  explicit Timer(std::function<void()> f) : f_(std::move(f)) {}
+  explicit Timer(std::function<void()> f) : Process(kTimerRank), f_(std::move(f)) {}
   void fire() override { f_(); }
 
  private:
@@ -35,9 +45,15 @@ class Engine {
   std::uint64_t events() const noexcept { return events_; }
 
   void schedule(Time t, Process* p);
-  // True if a process whose clock reads t may act now: nothing queued is due before or at t
-  // (a tie goes to what was queued first).
-  bool may_act_at(Time t) const noexcept { return heap_.empty() || t < time_of(heap_.front().key); }
+  // True if a process of `rank` whose clock reads t may act now: nothing queued comes before
+  // (t, rank) (the process itself is not queued).
+  bool may_act_at(Time t, std::uint32_t rank) const noexcept {
+    return heap_.empty() || key_of(t, rank, 0) < heap_.front().key;
+  }
+  // The time of the earliest queued timer (kForever: none). A process may act on state no one
+  // else can see before it (sim/engine/cpu.h, one-CPU objects) while its clock is before this:
+  // timers read the whole model and move the tasks' stop time.
+  Time next_timer() const noexcept { return timers_.empty() ? kForever : timers_.front(); }
   // Move the clock to t (t >= now) for an access made without queueing.
   void advance(Time t) noexcept { now_ = t; }
   bool empty() const noexcept { return heap_.empty(); }
@@ -50,16 +66,24 @@ class Engine {
   void run(const std::function<void()>& watch = {});
 
  private:
-  // One key orders the queue: the time in the high half, the sequence number in the low half
-  // (t >= 0). (t, seq) is a total order, so the firing order is the same for any correct
-  // priority queue; a single 128-bit compare lets the child choice below be branch-free.
+  // One key orders the queue: the time in the high half, then the rank (24 bits), then the
+  // sequence number (40 bits) (t >= 0). (t, rank, seq) is a total order, so the firing order is
+  // the same for any correct priority queue; a single 128-bit compare lets the child choice
+  // below be branch-free.
   using Key = unsigned __int128;
   struct Event {
     Key key;
     Process* p;
   };
-  static Key key_of(Time t, std::uint64_t seq) noexcept {
-    return (static_cast<Key>(static_cast<std::uint64_t>(t)) << 64) | seq;
+  static constexpr int kSeqBits = 40;
+  static constexpr std::uint64_t kMaxRank = (1ull << (64 - kSeqBits)) - 1;
+  static constexpr std::uint64_t kMaxSeq = (1ull << kSeqBits) - 1;
+  static Key key_of(Time t, std::uint32_t rank, std::uint64_t seq) noexcept {
+    return (static_cast<Key>(static_cast<std::uint64_t>(t)) << 64) |
+           (static_cast<std::uint64_t>(rank) << kSeqBits) | seq;
+  }
+  static std::uint32_t rank_of(Key k) noexcept {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(k) >> kSeqBits);
   }
   static Time time_of(Key k) noexcept { return static_cast<Time>(static_cast<std::uint64_t>(k >> 64)); }
   // A 4-ary min-heap: half the levels of a binary one, and a node's four children on two host
@@ -68,6 +92,7 @@ class Engine {
   void sift_up(std::size_t i, Event e) noexcept;
   void sift_down(std::size_t i, Event e) noexcept;
   std::vector<Event> heap_;
+  std::vector<Time> timers_;  // the times of queued timers, ascending (a handful)
   Time now_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;

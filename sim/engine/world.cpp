@@ -14,30 +14,51 @@ int World::class_index(std::string_view cls) {
   return static_cast<int>(classes_.size() - 1);
 }
 
-LineId World::new_line(std::string_view /*cls*/, int home_node) {
+LineId World::new_line(std::string_view /*cls*/, int home_node, Reach reach) {
   Line l;
   l.home_node = home_node;
   l.home_socket = m_.home_socket(home_node, static_cast<std::uint32_t>(lines_.size()));
+  l.only_cpu = reach == Reach::OneCpu ? Line::kNoCpuYet : Line::kAnyCpu;
   lines_.push_back(std::move(l));
   return {static_cast<std::uint32_t>(lines_.size() - 1)};
 }
 
-SpinLockId World::new_spinlock(std::string_view cls, std::string_view instance, int home_node) {
+SpinLockId World::new_spinlock(std::string_view cls, std::string_view instance, int home_node, Reach reach) {
   QSpinLock l;
-  l.line = new_line(cls, home_node).v;
+  l.line = new_line(cls, home_node, reach).v;
   l.cls = class_index(cls);
   l.instance = std::string(instance);
   locks_.push_back(std::move(l));
   return {static_cast<std::uint32_t>(locks_.size() - 1)};
 }
 
-RwsemId World::new_rwsem(std::string_view cls, std::string_view instance, int home_node) {
+RwsemId World::new_rwsem(std::string_view cls, std::string_view instance, int home_node, Reach reach) {
   Rwsem s;
-  s.line = new_line(cls, home_node).v;
+  s.line = new_line(cls, home_node, reach).v;
   s.cls = class_index(cls);
   s.instance = std::string(instance);
   rwsems_.push_back(std::move(s));
   return {static_cast<std::uint32_t>(rwsems_.size() - 1)};
+}
+
+bool World::one_cpu(const Cpu& cpu, const Request& r) {
+  std::uint32_t line = r.id;
+  switch (r.kind) {
+    case Req::Read:
+    case Req::Write: break;
+    case Req::SpinLock:
+    case Req::SpinTrylock:
+    case Req::SpinUnlock: line = locks_[r.id].line; break;
+    default: line = rwsems_[r.id].line; break;
+  }
+  int& only = lines_[line].only_cpu;
+  if (only == Line::kAnyCpu) return false;
+  if (only != cpu.cpu()) {
+    if (only != Line::kNoCpuYet)
+      throw std::logic_error("world: an object declared one-CPU (Reach::OneCpu) is touched by a second CPU");
+    only = cpu.cpu();
+  }
+  return true;
 }
 
 namespace {

@@ -27,18 +27,24 @@ struct Outcome {
 
 struct Options {
   bool rwsem_spin_on_owner = true;
+  // Grant requests for one-CPU objects (Reach::OneCpu) without global order (sim/engine/cpu.h).
+  // Off only to prove the results the same (tests/test_one_cpu.cpp).
+  bool one_cpu_inline = true;
 };
 
 class World : public Shared {
  public:
   World(const Machine& m, const Costs& c, Options o = {}) : m_(m), c_(c), coh_(m, c), o_(o) {}
 
-  LineId new_line(std::string_view cls, int home_node) override;
-  SpinLockId new_spinlock(std::string_view cls, std::string_view instance, int home_node) override;
-  RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node) override;
+  LineId new_line(std::string_view cls, int home_node, Reach reach = Reach::Shared) override;
+  SpinLockId new_spinlock(std::string_view cls, std::string_view instance, int home_node, Reach reach) override;
+  RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node, Reach reach) override;
   LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
 
   Outcome process(Cpu& cpu, const Request& r, Time t);
+  // True if r is for an object of Reach::OneCpu (models/exec.h): it may be granted out of
+  // global order. Throws if a second CPU touches such an object.
+  bool one_cpu(const Cpu& cpu, const Request& r);
   // A CPU spun from `from` to `to` before lock request r was granted; in_slab: it waited in
   // allocator code. The waiter's call chain (e's frames) names the spin in stack_waits().
   void note_wait(const Request& r, bool in_slab, Time from, Time to, const Exec& e);
@@ -59,6 +65,7 @@ class World : public Shared {
 
   const Machine& machine() const { return m_; }
   const Costs& costs() const { return c_; }
+  const Options& options() const { return o_; }
   Line& line(LineId l) { return lines_[l.v]; }
   const std::vector<std::string>& lock_classes() const { return classes_; }
   // The lock class a lock request is for (index into lock_classes()); -1 for other requests.

@@ -627,7 +627,7 @@ std::vector<PointKey> job_points(const Job& job) {
   return units;
 }
 
-RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bool>* stop) {
+RunSpec point_spec(const Job& job, const PointKey& u, const std::atomic<bool>* stop) {
   RunSpec spec;
   spec.machine = &job.machine;
   spec.costs = &job.costs;
@@ -650,6 +650,11 @@ RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bo
   spec.replay = job.replay;
   spec.stop = stop;
   spec.stacks = job.request.stacks;
+  return spec;
+}
+
+RunResult simulate_point(const Job& job, const PointKey& u, const std::atomic<bool>* stop) {
+  const RunSpec spec = point_spec(job, u, stop);
   try {
     return simulate(spec);
   } catch (const StalledProgram& e) {

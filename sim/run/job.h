@@ -176,6 +176,8 @@ std::vector<PointKey> job_points(const Job& job);
 // One point's simulation. It depends on the job's inputs, the variant, the task count and the
 // run's seed (request.seed + run), not on the job's other rows, variants or runs.
 RunResult simulate_point(const Job& job, const PointKey& k, const std::atomic<bool>* stop = nullptr);
+// What simulate_point runs: the point as a RunSpec that points into `job`.
+RunSpec point_spec(const Job& job, const PointKey& k, const std::atomic<bool>* stop = nullptr);
 
 // Run every simulation of the job on `jobs` host threads. Output is independent of `jobs`.
 JobResult run_job(const Job& job, const std::function<void(const std::string&)>& progress,
