@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Point benchmark: the 512-CPU will-it-scale points of the speed targets, one process each.
-#   tools/bench-points.sh [--validate] [--sweep] [repetitions] [task counts] [kernels]
+#   tools/bench-points.sh [--validate] [--sweep] [--settled] [--against REV] [repetitions] [task counts] [kernels]
 #   e.g. tools/bench-points.sh 3 8,64,128,256,512 v6.17,v7.0
 # For amd-turin-2s-512t mmap1 at the steady-state window (20 ms warm-up + 12 ms): wall s per
 # point, wall s per simulated ms, engine events and slab operations per wall s, peak RSS, and the
@@ -13,16 +13,25 @@
 # the README's quick start (mmap1 on amd-turin-2s-512t, v6.17 and v7.0 with maple_node capacity
 # 32/64/128, 128 and 384 processes, --jobs 2), each wall time also scaled to a sitting whose bare
 # heap runs 20 M events/s (wall x bare / 20 M; the bare heap measured before and after).
+# With --against REV, side by side: builds REV's point benchmark in build-against/REV (a git
+# worktree), then runs the speed cases of the acceptance list, this build and REV's alternated
+# (repetitions pairs each): Turin mmap1 512 tasks at the fixed 20 + 12 ms window and settled
+# (v6.17, v7.0), and GNR mmap2 256 tasks at the fixed window (v6.17, v7.0). Per case: wall ms per
+# simulated ms (the headline: it does not fall when events are removed), wall s, engine events
+# per wall s, peak RSS, the median of the pairs' speed-up, and whether the two gave the same
+# ops/s (a speed change must not change a result).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 validate=0
 sweep=0
 settled=0
+against=""
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --validate) validate=1 ;;
     --sweep) sweep=1 ;;
     --settled) settled=1 ;;
+    --against) against=${2:?--against needs a revision}; shift ;;
     *) echo "bench-points.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -33,6 +42,48 @@ kernels=${3:-v6.17,v7.0}
 bash tools/setup.sh build >/dev/null
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+if [[ -n "$against" ]]; then
+  rev=$(git rev-parse --short=12 "$against")
+  wt=build-against/$rev
+  [ -d "$wt" ] || git worktree add --detach "$wt" "$rev" >/dev/null
+  SLUBSIM_TARGET=slubsim_point_bench bash "$wt/tools/setup.sh" "$wt/build" >/dev/null
+  cases=("v7.0 512 amd-turin-2s-512t mmap1" "v6.17 512 amd-turin-2s-512t mmap1"
+         "v7.0 512 amd-turin-2s-512t mmap1 settle" "v6.17 512 amd-turin-2s-512t mmap1 settle"
+         "v7.0 256 intel-gnr-2s-344t-4n mmap2" "v6.17 256 intel-gnr-2s-344t-4n mmap2")
+  for ((i = 0; i < reps; i++)); do
+    for c in "${cases[@]}"; do
+      # shellcheck disable=SC2086
+      { echo -n "build=this case=${c// /_} "; ./build/slubsim_point_bench $c; } >> "$out"
+      # shellcheck disable=SC2086
+      { echo -n "build=$rev case=${c// /_} "; "$wt/build/slubsim_point_bench" $c; } >> "$out"
+    done
+  done
+  python3 - "$out" "$rev" <<'PY'
+import sys, statistics
+rev = sys.argv[2]
+rows = [dict(kv.split("=", 1) for kv in l.split()) for l in open(sys.argv[1]) if l.startswith("build=")]
+med = statistics.median
+cases = list(dict.fromkeys(r["case"] for r in rows))
+print(f"{'case':44s} {'build':12s} {'ms/sim ms':>9s} {'wall s':>7s} {'M ev/s':>7s} {'RSS MB':>6s} {'speed-up':>9s} same ops/s")
+for c in cases:
+    this = [r for r in rows if r["case"] == c and r["build"] == "this"]
+    base = [r for r in rows if r["case"] == c and r["build"] == rev]
+    for name, rs in (("this", this), (rev, base)):
+        print(f"{c.replace('_', ' '):44s} {name:12s} {med(float(r['wall_s_per_sim_ms']) for r in rs) * 1e3:9.2f} "
+              f"{med(float(r['wall_s']) for r in rs):7.3f} {med(float(r['events_per_s']) for r in rs) / 1e6:7.2f} "
+              f"{med(float(r['peak_rss_mb']) for r in rs):6.0f}", end="")
+        if name == "this":
+            ratios = [float(b["wall_s_per_sim_ms"]) / float(a["wall_s_per_sim_ms"]) for a, b in zip(this, base)]
+            same = all(a["ops_per_sec"] == b["ops_per_sec"] for a, b in zip(this, base))
+            print(f" {med(ratios):8.2f}x {'yes' if same else 'no (a model change)'}")
+        else:
+            print()
+bare = [float(r["bare_engine_events_per_s"]) for r in rows]
+print(f"{len(rows) // (2 * len(cases))} alternated pairs per case; speed-up = the median over pairs of "
+      f"{rev}'s wall per simulated ms over this build's; bare heap {med(bare) / 1e6:.1f} M events/s in this sitting")
+PY
+  exit 0
+fi
 if ((settled)); then
   bare() { ./build/slubsim_point_bench --bare 512 | sed 's/.*=//'; }
   for ((i = 0; i < reps; i++)); do

@@ -213,10 +213,27 @@ Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
   }
 }
 
-// The steps run inline in one coroutine frame, lock bodies one level down: a call per step
-// would allocate a frame per step, and the steps rarely suspend.
+// The steps run inline in one coroutine frame, lock bodies included: a lock step takes its lock
+// and pushes its body on an explicit stack of levels, and the level's end releases the lock. A
+// coroutine per step or per lock body would allocate a frame each time, and the steps rarely
+// suspend.
 Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
-  for (const Step& s : steps) {
+  std::vector<TaskBinding::Level>& levels = b.levels;
+  const std::size_t base = levels.size();
+  levels.push_back({steps.data(), steps.data() + steps.size(), nullptr});
+  while (levels.size() > base) {
+    TaskBinding::Level& level = levels.back();
+    if (level.next == level.end) {
+      const Step* lock = level.lock;
+      levels.pop_back();
+      if (!lock) continue;
+      const std::uint32_t id = b.locks[lock->object];
+      if (lock->kind == LockKind::Spinlock) co_await e.unlock(SpinLockId{id});
+      else if (lock->write) co_await e.up_write(RwsemId{id});
+      else co_await e.up_read(RwsemId{id});
+      continue;
+    }
+    const Step& s = *level.next++;
     switch (s.op) {
       case StepOp::Work:
         if (s.exponential)
@@ -234,19 +251,10 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
         break;
       case StepOp::Lock: {
         const std::uint32_t id = b.locks[s.object];
-        if (s.kind == LockKind::Spinlock) {
-          co_await e.lock(SpinLockId{id});
-          co_await run_steps(e, s.body, b);
-          co_await e.unlock(SpinLockId{id});
-        } else if (s.write) {
-          co_await e.down_write(RwsemId{id});
-          co_await run_steps(e, s.body, b);
-          co_await e.up_write(RwsemId{id});
-        } else {
-          co_await e.down_read(RwsemId{id});
-          co_await run_steps(e, s.body, b);
-          co_await e.up_read(RwsemId{id});
-        }
+        if (s.kind == LockKind::Spinlock) co_await e.lock(SpinLockId{id});
+        else if (s.write) co_await e.down_write(RwsemId{id});
+        else co_await e.down_read(RwsemId{id});
+        levels.push_back({s.body.data(), s.body.data() + s.body.size(), &s});  // `level` is stale now
         break;
       }
       case StepOp::Alloc: {
@@ -287,7 +295,7 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
             if (!b.slub->free_fast(e, cache, obj)) co_await b.slub->free(e, cache, obj);
           } else if (s.op == StepOp::CallRcu) {
             b.slub->call_rcu_free(e, cache, obj);
-          } else {
+          } else if (!b.slub->kfree_rcu_fast(e, cache, obj)) {
             co_await b.slub->kfree_rcu(e, cache, obj);
           }
         }

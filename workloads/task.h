@@ -146,6 +146,13 @@ struct TaskBinding {
   // One step's objects on their way between the pool and the allocator (steps run one at a
   // time, so one buffer serves them all; it keeps its capacity, so steps allocate nothing).
   std::vector<void*> scratch;
+  // run_steps' stack of lock bodies being run (workloads/task.cpp); kept for its capacity.
+  struct Level {
+    const Step* next;
+    const Step* end;
+    const Step* lock;  // the lock step whose body this is (nullptr: the top)
+  };
+  std::vector<Level> levels;
   Random rng;
   Counter counter;
   std::uint64_t alloc_failures = 0;

@@ -44,6 +44,11 @@ class Frontend {
   // kfree_rcu: true if the front-end took the object (the rcu_free sheaf); false sends it down
   // the classic path (one RCU callback that frees it).
   virtual Co<bool> kfree_rcu(Exec&, KmemCache&, Slab*, void*) { co_return false; }
+  // kfree_rcu's CPU-private part as a plain call: Taken and Classic as kfree_rcu's true and
+  // false; Slow: it would have to touch shared state (a barn), so nothing was done and the caller
+  // runs kfree_rcu.
+  enum class RcuFast : std::uint8_t { Taken, Classic, Slow };
+  virtual RcuFast kfree_rcu_fast(Exec&, KmemCache&, Slab*, void*) { return RcuFast::Classic; }
   // An rcu_free sheaf's grace period ended (rcu_free_sheaf / rcu_free_sheaf_nobarn).
   virtual Co<void> rcu_sheaf_done(Exec&, KmemCache&, void* /*sheaf*/, bool /*nobarn*/) { co_return; }
 

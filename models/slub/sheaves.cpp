@@ -418,6 +418,25 @@ class Sheaves final : public Frontend {
         pcs.rcu_free = empty ? empty : new_sheaf(s, true, e.mem_node());
       }
     }
+    rcu_sheaf_add(e, s, pcs, obj);
+    co_return true;
+  }
+
+  RcuFast kfree_rcu_fast(Exec& e, KmemCache& s, Slab* slab, void* obj) override {
+    Frame frame(e, "__kfree_rcu_sheaf");
+    if (!s.sheaf_capacity || slab->node != e.mem_node()) return RcuFast::Classic;
+    PercpuSheaves& pcs = s.pcs[e.cpu()];
+    if (!pcs.rcu_free) {
+      if (!pcs.spare || !pcs.spare->empty()) return RcuFast::Slow;  // the barn's empty sheaves
+      pcs.rcu_free = pcs.spare;
+      pcs.spare = nullptr;
+    }
+    rcu_sheaf_add(e, s, pcs, obj);
+    return RcuFast::Taken;
+  }
+
+  // The object joins this CPU's rcu_free sheaf; a full one is submitted for a grace period.
+  void rcu_sheaf_add(Exec& e, KmemCache& s, PercpuSheaves& pcs, void* obj) {
     pcs.rcu_free->objects.push_back(obj);
     ++pcs.rcu_free->aged;  // nothing touches it again before rcu_free_sheaf, a grace period later
     e.spend(c_.sheaf_free);
@@ -429,7 +448,6 @@ class Sheaves final : public Frontend {
       slub_.call_rcu(e, {RcuCallback::RcuSheaf, s.index, sheaf});
     }
     s.stat(Stat::FREE_RCU_SHEAF);
-    co_return true;
   }
 
   // rcu_free_sheaf: after the grace period the whole sheaf goes to the barn of the node that

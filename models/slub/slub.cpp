@@ -191,6 +191,18 @@ Co<void> Slub::kfree_rcu(Exec& e, KmemCache& s, void* obj) {
   call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
 }
 
+bool Slub::kfree_rcu_fast(Exec& e, KmemCache& s, void* obj) {
+  AccountScope fast(e, Account::SlabFast);
+  Slab* slab = checked_slab(s, obj);
+  const Frontend::RcuFast how = fe_->kfree_rcu_fast(e, s, slab, obj);
+  if (how == Frontend::RcuFast::Slow) return false;
+  if (p_.validate) track_free(s, obj, slab);
+  if (how == Frontend::RcuFast::Taken) return true;
+  if (p_.validate) rcu_objects_.insert(obj);
+  call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
+  return true;
+}
+
 void Slub::call_rcu_free(Exec& e, KmemCache& s, void* obj) {
   Slab* slab = checked_slab(s, obj);
   if (p_.validate) {

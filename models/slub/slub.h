@@ -85,6 +85,9 @@ class Slub {
   Co<void> shrink(Exec& e, KmemCache& s);
   // kfree_rcu (kvfree_call_rcu): the object is freed after a grace period.
   Co<void> kfree_rcu(Exec& e, KmemCache& s, void* obj);
+  // The same as a plain call where it needs no shared state; false: nothing was done, co_await
+  // kfree_rcu.
+  bool kfree_rcu_fast(Exec& e, KmemCache& s, void* obj);
   // call_rcu with a callback that does kmem_cache_free (maple tree's mt_free_rcu up to
   // 551a6e757a95): one callback per object, whatever the cache's front-end.
   void call_rcu_free(Exec& e, KmemCache& s, void* obj);
