@@ -428,6 +428,12 @@ po::options_description validate_options(ValidateOptions& o) {
        "replace every experiment's measured window (a what-if, as --warmup); e.g. --duration 48ms")
       ("interval", po::value(&o.interval),
        "add the interval series to every result, as 'run --interval' does (needs an explicit --out, as --warmup); e.g. --interval 4ms")
+      ("shard", po::value(&o.shard),
+       "K/N, auto or auto/N: run only shard K of N of the plan's points (each variant's task counts in order; points K, K+N, ...) into --points DIR, and score nothing; 'auto' takes K and N from a Slurm job array, as 'sweep --shard' does; e.g. --shard 2/4 --points $OUT/shards/2")
+      ("points", po::value<std::string>(),
+       "DIR[,DIR...]: points already simulated (by shards, or an earlier run) are read from each DIR and not run again; the first DIR also keeps new ones when it is the only one or with --shard. Scoring the shards' DIRs gives the same results and scoreboard as one local validate; e.g. --points $OUT/shards/1,$OUT/shards/2")
+      ("plan", po::value(&o.plan),
+       "FILE or -: list the plan's points (each variant's task counts, in the order shards take them) as JSON and run nothing; e.g. --plan -")
       ("quiet", po::bool_switch(&o.quiet), "no progress lines on stderr")
       ("home", po::value(&o.home)->default_value(o.home),
        "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME)");
@@ -452,6 +458,17 @@ int validate(const std::vector<std::string>& args) {
     return 0;
   }
   o.write = !vm["no-write"].as<bool>();
+  if (vm.count("points")) {
+    std::string list = vm["points"].as<std::string>();
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      if (comma == at) throw ConfigError("command line", "--points", "an empty directory name in '" + list + "'");
+      o.points.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  if (!o.shard.empty() && o.calibrate)
+    throw ConfigError("command line", "--shard", "shards run validate's points; --calibrate runs on one host");
   if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
   if (!o.warmup.empty()) parse_duration(o.warmup, "--warmup");
   if (!o.duration.empty()) parse_duration(o.duration, "--duration");

@@ -25,6 +25,7 @@
 
 #include "sim/config/config.h"
 #include "sim/run/job.h"
+#include "sim/run/shard.h"
 
 namespace slubsim {
 
@@ -68,17 +69,6 @@ Sweep resolve_sweep(const SweepRequest& r);
 // The plan as JSON: each point's id, job, variant, task count, seed and the exact `slubsim run`
 // arguments that simulate it alone.
 json sweep_plan(const Sweep& s);
-
-// Shard K of N (K from 1).
-struct Shard {
-  std::size_t k = 1, n = 1;
-  bool contains(std::size_t plan_index) const { return plan_index % n == k - 1; }
-  std::string text() const;
-};
-// "K/N"; "auto" takes K and N from a Slurm job array (SLURM_ARRAY_TASK_ID, _MIN, _STEP and
-// _COUNT); "auto/N" takes K from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX + 1) or, failing
-// that, the Slurm array. `env` looks a variable up (getenv in main; a map in tests).
-Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& env);
 
 // sweep.json's content for this sweep (and shard, when it is not 1/1).
 json sweep_record(const Sweep& s, const std::optional<Shard>& shard);

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "sim/run/parallel.h"
+#include "sim/run/point_store.h"
 #include "sim/run/progress.h"
 #include "sim/run/report.h"
 #include "sim/validate/scoreboard.h"
@@ -207,7 +211,21 @@ std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, co
   return runs;
 }
 
-void run_all(std::vector<VariantRun>& runs, int jobs, bool quiet) {
+fs::path variant_dir(const VariantRun& r) {
+  return fs::path(r.experiment->id) / r.experiment->topologies[r.topology].name / r.variant->name;
+}
+
+json validate_plan(const std::vector<VariantRun>& runs) {
+  json points = json::array();
+  for (const auto& r : runs)
+    for (int n : r.job.nr_tasks)
+      points.push_back({{"experiment", r.experiment->id}, {"topology", r.experiment->topologies[r.topology].name},
+                        {"variant", r.variant->name}, {"nr_task", n}, {"runs", r.job.request.runs}});
+  return {{"points_total", points.size()}, {"points", points}};
+}
+
+bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std::optional<Shard>& shard) {
+  // Units in plan order (variant run, then row): shard K of N runs units K, K+N, ...
   struct Unit {
     std::size_t run, row;
     int nr_task;
@@ -216,24 +234,61 @@ void run_all(std::vector<VariantRun>& runs, int jobs, bool quiet) {
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t row = 0; row < runs[i].job.nr_tasks.size(); ++row)
       units.push_back({i, row, runs[i].job.nr_tasks[row]});
+  // Points already on disk under the --points directories (the first to hold a point wins: every
+  // copy of a point is the same bytes), and where new ones are kept: with --shard, or with one
+  // --points directory, its store (which a rerun resumes).
+  std::vector<std::map<std::string, std::pair<RunResult, double>>> found(runs.size());
+  std::vector<std::unique_ptr<PointStore>> keep(runs.size());
+  const bool keeping = shard || o.points.size() == 1;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t d = 0; d < o.points.size(); ++d) {
+      const std::string dir = (fs::path(o.points[d]) / variant_dir(runs[i])).string();
+      if (d == 0 && keeping) {
+        keep[i] = std::make_unique<PointStore>(dir, runs[i].job, true);
+        found[i].insert(keep[i]->loaded().begin(), keep[i]->loaded().end());
+      } else if (fs::exists(fs::path(dir) / "index.json")) {
+        const PointStore other(dir, runs[i].job, true);
+        found[i].insert(other.loaded().begin(), other.loaded().end());
+      }
+    }
+  auto on_disk = [&](std::size_t i, std::size_t row, int run) {
+    return found[i].count(point_id(runs[i].job, {0, static_cast<std::size_t>(run), row})) > 0;
+  };
+  std::vector<Unit> todo;
+  std::size_t present = 0;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const Unit& unit = units[u];
+    bool all = true;
+    for (int r = 0; r < runs[unit.run].job.request.runs; ++r) all = all && on_disk(unit.run, unit.row, r);
+    if (all) ++present;
+    else if (!shard || shard->contains(u)) todo.push_back(unit);
+  }
   // Largest rows first: better packing on the host threads; results go to fixed slots.
-  std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.nr_task > b.nr_task; });
+  std::stable_sort(todo.begin(), todo.end(), [](const Unit& a, const Unit& b) { return a.nr_task > b.nr_task; });
   std::vector<std::vector<JobResult>> parts(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) parts[i].resize(runs[i].job.nr_tasks.size());
-  ProgressMeter meter("validate", units.size(), 0, quiet);
-  parallel_for(units.size(), host_threads(jobs), [&](std::size_t k) {
-    const Unit& u = units[k];
+  ProgressMeter meter(shard ? "validate shard " + shard->text() : "validate", todo.size(), 0, o.quiet);
+  parallel_for(todo.size(), host_threads(o.jobs), [&](std::size_t k) {
+    const Unit& u = todo[k];
     const VariantRun& vr = runs[u.run];
     Job one = vr.job;  // the same job with one row: a row's simulation does not depend on the others
     one.nr_tasks = {u.nr_task};
     one.request.jobs = 1;
     parts[u.run][u.row] = run_job(one, {});
     const auto& r = parts[u.run][u.row];
+    if (keep[u.run]) {
+      const int nruns = vr.job.request.runs;
+      for (int run = 0; run < nruns; ++run)
+        keep[u.run]->save({0, static_cast<std::size_t>(run), u.row}, r.runs[0][run][0], r.wall_seconds[0] / nruns);
+    }
     meter.point_done(fmt::format("{} {} {} nr_task={}: {} ops/s, {:.2f} s", vr.experiment->id,
                                  vr.experiment->topologies[vr.topology].name, vr.variant->name, u.nr_task,
                                  r.runs[0][0][0].ops_per_sec, r.wall_total));
   });
   meter.finish();
+  for (auto& store : keep)
+    if (store) store->flush();
+  if (shard) return present + todo.size() == units.size();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     VariantRun& vr = runs[i];
     const int nruns = vr.job.request.runs;
@@ -241,12 +296,21 @@ void run_all(std::vector<VariantRun>& runs, int jobs, bool quiet) {
     vr.result.runs.assign(1, std::vector<std::vector<RunResult>>(nruns, std::vector<RunResult>(vr.job.nr_tasks.size())));
     vr.result.wall_seconds.assign(1, 0.0);
     for (std::size_t row = 0; row < vr.job.nr_tasks.size(); ++row) {
-      for (int r = 0; r < nruns; ++r) vr.result.runs[0][r][row] = std::move(parts[i][row].runs[0][r][0]);
-      vr.result.wall_seconds[0] += parts[i][row].wall_seconds[0];
+      for (int r = 0; r < nruns; ++r) {
+        const auto it = found[i].find(point_id(vr.job, {0, static_cast<std::size_t>(r), row}));
+        if (it != found[i].end() && parts[i][row].runs.empty()) {
+          vr.result.runs[0][r][row] = it->second.first;
+          vr.result.wall_seconds[0] += it->second.second;
+        } else {
+          vr.result.runs[0][r][row] = std::move(parts[i][row].runs[0][r][0]);
+        }
+      }
+      if (!parts[i][row].runs.empty()) vr.result.wall_seconds[0] += parts[i][row].wall_seconds[0];
     }
     vr.result.wall_total = vr.result.wall_seconds[0];
     vr.stats = stdout_stats(vr.job, vr.result);
   }
+  return true;
 }
 
 double metric_value(const json& stats, const std::string& metric) {
@@ -361,7 +425,24 @@ int validate_command(const ValidateOptions& o) {
   if (o.calibrate) return calibrate_command(experiments, o);
   std::vector<std::vector<std::optional<Fit>>> fits;
   auto runs = plan_runs(experiments, o, fits);
-  run_all(runs, o.jobs, o.quiet);
+  if (!o.plan.empty()) {
+    const std::string text = validate_plan(runs).dump(1) + "\n";
+    if (o.plan == "-") std::cout << text;
+    else write_file_atomically(o.plan, text);
+    return 0;
+  }
+  std::optional<Shard> shard;
+  if (!o.shard.empty()) shard = parse_shard(o.shard, [](const char* v) { return std::getenv(v); });
+  if (shard && o.points.empty())
+    throw ConfigError("command line", "--shard", "a shard keeps its points: give --points DIR");
+  if (shard) {
+    const bool complete = run_all(runs, o, shard);
+    std::cout << fmt::format("validate shard {}: its points are in {}; when every shard has ended, 'slubsim "
+                             "validate --points DIR_1,...,DIR_N' scores them all{}\n",
+                             shard->text(), o.points[0], complete ? " (this tree already holds every point)" : "");
+    return 0;
+  }
+  run_all(runs, o, std::nullopt);
   std::vector<ExperimentScore> scores;
   for (std::size_t ei = 0; ei < experiments.size(); ++ei)
     scores.push_back(score_experiment(experiments[ei], runs, fits[ei]));
@@ -395,7 +476,7 @@ int experiment_table_command(const std::string& experiment_file, const ValidateO
   const Experiment& e = experiments[0];
   std::vector<std::vector<std::optional<Fit>>> fits;
   auto runs = plan_runs(experiments, o, fits);
-  run_all(runs, o.jobs, o.quiet);
+  run_all(runs, o, std::nullopt);
   ExperimentScore score = score_experiment(e, runs, fits[0]);
   TableSettings settings;
   settings.duration = o.duration.empty() ? e.duration : o.duration;

@@ -2,12 +2,14 @@
 // results, and score the published cells (VALIDATION.md); `--calibrate` fits instead.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/validate/experiment.h"
 #include "sim/validate/fit.h"
 #include "sim/run/job.h"
+#include "sim/run/shard.h"
 #include "sim/validate/score.h"
 
 namespace slubsim {
@@ -31,6 +33,15 @@ struct ValidateOptions {
   // --set KEY=VALUE for every simulation, after the experiment's and variant's own sets and the
   // fit (a what-if on the whole scoreboard); the scoreboard says so at its top.
   std::vector<std::string> sets;
+  // Shard K of N (sim/run/shard.h; "" = all): run only the plan's units K, K+N, ... into the
+  // first --points directory, and score nothing.
+  std::string shard;
+  // Directories of points (each variant's store at DIR/<id>/<topology>/<variant>/, as a shard
+  // writes them): a point found in any is not run again. The first also keeps new points when it
+  // is the only one, or with --shard.
+  std::vector<std::string> points;
+  // --plan FILE ("-": stdout): list the plan's units (validate_plan) and run nothing.
+  std::string plan;
   // experiment_table_command only: keep just this topology of the experiment ("" or absent from
   // it: all of them; the main job names T01's AMD reading, a test layout has its own machine).
   std::string topology;
@@ -58,8 +69,16 @@ JobRequest variant_request(const Experiment& e, const ExperimentTopology& t, con
 std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, const ValidateOptions& o,
                                   std::vector<std::vector<std::optional<Fit>>>& fits);
 
-// Run the jobs: every (job, row) is one unit on `jobs` host threads. Output is independent of jobs.
-void run_all(std::vector<VariantRun>& runs, int jobs, const Progress& progress);
+// Run the jobs: every (job, row) is one unit on o.jobs host threads, the units in plan order
+// (variant run, then row). Units whose points are under o.points are not run; with a shard, only
+// its units are run (into o.points[0]) and nothing is assembled. Output is independent of the
+// thread count, the shards and which points were found on disk. Returns whether every unit's
+// points are now present (always, without a shard).
+bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std::optional<Shard>& shard);
+
+// The units run_all runs, in plan order (shard K of N runs units K, K+N, ...): each variant's
+// task counts, with its experiment, topology and runs.
+json validate_plan(const std::vector<VariantRun>& runs);
 
 // Score one experiment from its runs (those of `runs` whose experiment is e).
 ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantRun>& runs,

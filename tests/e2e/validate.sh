@@ -113,6 +113,41 @@ cmp "$tmp/byhand/stats.json" "$tmp/a/tiny-mmap2/small-2s-8c/sheaves/stats.json" 
 cmp "$tmp/a/scoreboard.json" "$tmp/b/scoreboard.json" || fail "scoreboard.json differs between identical runs"
 cmp "$tmp/a/scoreboard.md" "$tmp/b/scoreboard.md" || fail "scoreboard.md differs between identical runs"
 
+# --plan lists the points in the order shards take them, and runs nothing.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --plan "$tmp/plan.json" --out "$tmp/planned" --quiet \
+  || fail "--plan"
+python3 -c "import json,sys; p=json.load(open(sys.argv[1])); assert p['points_total']==4 and [x['nr_task'] for x in p['points']]==[2,8,2,8], p" \
+  "$tmp/plan.json" || fail "--plan contents"
+[ -e "$tmp/planned" ] && fail "--plan ran the validate"
+
+# Shards: three shards each keep their points; scoring the three point trees runs nothing and
+# writes the same results and scoreboard as one local validate (host.json aside). A shard's
+# points already on disk are not run again, and a lost shard's points are run by the scorer.
+for k in 1 2 3; do
+  "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --shard "$k/3" --points "$tmp/sh/$k" \
+    --quiet >"$tmp/sh$k.out" || fail "shard $k/3: $(cat "$tmp/sh$k.out")"
+  grep -q "validate shard $k/3: its points are in" "$tmp/sh$k.out" || fail "shard $k/3 output: $(cat "$tmp/sh$k.out")"
+done
+[ -e "$tmp/sh/1/scoreboard.md" ] && fail "a shard wrote a scoreboard"
+n1=$(find "$tmp/sh/1" -path '*/points/v*.json' | wc -l); n2=$(find "$tmp/sh/2" -path '*/points/v*.json' | wc -l)
+n3=$(find "$tmp/sh/3" -path '*/points/v*.json' | wc -l)
+[ "$n1" -ge 1 ] && [ "$n2" -ge 1 ] && [ $((n1 + n2 + n3)) -eq 4 ] || fail "shards hold $n1 + $n2 + $n3 points, want 4 in all"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --points "$tmp/sh/1,$tmp/sh/2,$tmp/sh/3" \
+  --out "$tmp/m" >/dev/null 2>"$tmp/m.err" || fail "scoring the shards: $(cat "$tmp/m.err")"
+grep -q "nr_task=" "$tmp/m.err" && fail "scoring the shards ran points: $(cat "$tmp/m.err")"
+diff -r -x host.json "$tmp/a" "$tmp/m" >"$tmp/diff" || fail "shards scored differ from a local validate: $(head "$tmp/diff")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --shard 1/3 --points "$tmp/sh/1" >/dev/null 2>"$tmp/again.err" \
+  || fail "shard 1/3 again"
+grep -q "nr_task=" "$tmp/again.err" && fail "a shard rerun ran points it had: $(cat "$tmp/again.err")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --points "$tmp/sh/1,$tmp/sh/3" --out "$tmp/m2" \
+  --quiet >/dev/null || fail "scoring with a shard missing"
+diff -r -x host.json "$tmp/a" "$tmp/m2" >/dev/null || fail "scoring with a shard missing differs from a local validate"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --shard 1/3 --quiet >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--shard: a shard keeps its points: give --points DIR" "$tmp/err" || fail "--shard without --points: $(cat "$tmp/err")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --shard 4/3 --points "$tmp/sh/x" --quiet >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--shard: shard 4 of 3" "$tmp/err" || fail "--shard 4/3: $(cat "$tmp/err")"
+[ -e "$tmp/sh/x" ] && fail "a bad --shard wrote $tmp/sh/x"
+
 # --no-write prints only.
 "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/nw" --quiet --no-write >/dev/null || fail "--no-write"
 [ -e "$tmp/nw" ] && fail "--no-write wrote $tmp/nw"
