@@ -26,7 +26,7 @@ BulkConfig tiny(std::uint32_t size, std::uint32_t batch, bool skip, bool random)
   return c;
 }
 
-slub::Costs costs() {
+slub::PathCosts costs() {
   auto f = std::string(SLUBSIM_SOURCE_DIR) + "/configs/costs/default.json";
   return parse_slub_costs(load_json_file(f), f).costs;
 }
@@ -60,7 +60,7 @@ TEST_CASE("bulk bench: positive times, Total/size objects, all pages back, same 
       CHECK(off.stats == on.stats);
       // Model time: objects from new slabs cost build + walk per object without the patch, one
       // array store with it; everything else is the same.
-      const slub::Costs c = costs();
+      const slub::PathCosts c = costs();
       // (at most one cold line per object for the build)
       Time per_obj = c.freelist_build_per_object + c.freelist_walk_per_object - c.sheaf_array_store_per_object +
                      c.new_slab_cold_line;
@@ -76,7 +76,7 @@ TEST_CASE("bulk bench: a fresh cache's whole-slab refills build no freelist with
   // slab consumed whole. Without the patch, new_slab builds the freelist (one store per object)
   // and alloc_from_new_slab walks it (one load); with it, one pointer store per object and no
   // freelist at all. The model-time difference is exactly that, for every new-slab object.
-  const slub::Costs c = costs();
+  const slub::PathCosts c = costs();
   Time per_obj = c.freelist_build_per_object + c.freelist_walk_per_object - c.sheaf_array_store_per_object;
   REQUIRE(per_obj > 0);
   for (bool random : {false, true})

@@ -521,7 +521,7 @@ class CpuPartial final : public Frontend {
   Slub& slub_;
   bool eager_;
   bool objects_accounting_;  // <= 5.15 (Features::cpu_partial_objects)
-  const Costs& c_;
+  const PathCosts& c_;
 };
 
 }  // namespace

@@ -110,4 +110,12 @@ std::uint32_t sheaf_capacity_auto(std::uint32_t size, std::uint32_t explicit_min
   return std::max(capacity, explicit_minimum);
 }
 
+std::uint32_t effective_sheaf_capacity(FrontendKind f, const Geometry& geo, std::uint32_t configured) {
+  switch (f) {
+    case FrontendKind::SheavesOnCpuPartial: return configured;
+    case FrontendKind::Sheaves: return sheaf_capacity_auto(geo.size, configured);
+    default: return 0;
+  }
+}
+
 }  // namespace slubsim::slub

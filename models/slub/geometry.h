@@ -28,6 +28,11 @@ Geometry compute_geometry(const CacheSpec& spec, const Features& f, int nr_cpus)
 // (32-byte header + 8 bytes per pointer) exactly fills its kmalloc bucket; an explicit
 // capacity is a minimum (slub-algorithms.md §4.2).
 std::uint32_t sheaf_capacity_auto(std::uint32_t size, std::uint32_t explicit_minimum);
+// The sheaf capacity a cache runs with: the configured one where sheaves are stacked on cpu
+// slabs (6.18, 6.19: only caches given one have sheaves), calculate_sheaf_capacity's for every
+// cache where sheaves are all (7.0), none under cpu partial. The one rule Slub and the job's
+// reports share.
+std::uint32_t effective_sheaf_capacity(FrontendKind f, const Geometry& geo, std::uint32_t configured);
 // kmalloc_size_roundup: the kmalloc bucket an allocation of `bytes` lands in.
 std::size_t kmalloc_size_roundup(std::size_t bytes);
 // Bytes of a sheaf struct of `capacity` pointers, as kmalloc'd.

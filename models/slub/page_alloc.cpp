@@ -6,7 +6,7 @@
 namespace slubsim::slub {
 
 PageAllocator::PageAllocator(Shared& shared, const Numa& numa, const PageAllocParams& p,
-                             const Costs& c)
+                             const PathCosts& c)
     : numa_(numa), p_(p), c_(c) {
   for (int n = 0; n < numa.nr_nodes; ++n) {
     Zone z;

@@ -17,7 +17,7 @@ constexpr int kPcpMaxOrder = 3;  // PAGE_ALLOC_COSTLY_ORDER
 
 class PageAllocator {
  public:
-  PageAllocator(Shared& shared, const Numa& numa, const PageAllocParams& p, const Costs& c);
+  PageAllocator(Shared& shared, const Numa& numa, const PageAllocParams& p, const PathCosts& c);
 
   // 2^order pages, preferring `node`; falls back by distance unless this_node.
   // Returns the node the pages came from, or -1 if none had them.
@@ -48,7 +48,7 @@ class PageAllocator {
 
   const Numa& numa_;
   PageAllocParams p_;
-  Costs c_;
+  PathCosts c_;
   std::vector<Zone> zones_;
   std::vector<std::int64_t> pcp_;
   std::uint64_t failures_ = 0;

@@ -35,6 +35,8 @@ struct CacheSpec {
   std::optional<int> order;
 };
 
+// The per-CPU layer above the slabs: cpu slab + cpu partial with eager freezing (6.7) or delayed
+// (6.8-6.17); sheaves stacked on cpu slabs for some caches (6.18, 6.19); sheaves for all (7.0).
 enum class FrontendKind { CpuPartialFrozen, CpuPartial, SheavesOnCpuPartial, Sheaves };
 
 struct Features {
@@ -62,7 +64,7 @@ struct Features {
 
 // CPU time of allocator work that touches no shared state (global cost constants,
 // VALIDATION.md class 5). Shared accesses are priced by the driver, not here.
-struct Costs {
+struct PathCosts {
   Time alloc_fastpath = 0;        // cpu freelist pop
   Time free_fastpath = 0;         // cpu freelist push
   Time slowpath_entry = 0;        // ___slab_alloc entry: local_lock_irqsave and checks
@@ -108,7 +110,7 @@ struct Numa {
 struct Params {
   std::vector<CacheSpec> caches;
   Features features;
-  Costs costs;
+  PathCosts costs;
   PageAllocParams page_alloc;
   Numa numa;
   bool validate = false;

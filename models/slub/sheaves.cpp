@@ -746,7 +746,7 @@ class Sheaves final : public Frontend {
   std::unique_ptr<Frontend> below_;
   bool v7_;
   const Features& f_;
-  const Costs& c_;
+  const PathCosts& c_;
   SheafSet<&Sheaf::slot_all> all_sheaves_;
   SheafSet<&Sheaf::slot_rcu> rcu_in_flight_;  // submitted to call_rcu, not back yet
   SheafSet<&Sheaf::slot_prefilled> prefilled_;  // handed out by kmem_cache_prefill_sheaf

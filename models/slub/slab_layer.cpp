@@ -304,7 +304,7 @@ class SlabLayer final : public Frontend {
   }
 
   Slub& slub_;
-  const Costs& c_;
+  const PathCosts& c_;
   bool remote_trylock_;
   bool skip_freelist_;
 };

@@ -25,11 +25,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
     }
     s->cpu.resize(numa.nr_cpus);
     // Which caches have sheaves, and how big (slub-algorithms.md §3.1, §4.2).
-    switch (p_.features.frontend) {
-      case FrontendKind::SheavesOnCpuPartial: s->sheaf_capacity = spec.sheaf_capacity; break;
-      case FrontendKind::Sheaves: s->sheaf_capacity = sheaf_capacity_auto(s->geo.size, spec.sheaf_capacity); break;
-      default: s->sheaf_capacity = 0; break;
-    }
+    s->sheaf_capacity = effective_sheaf_capacity(p_.features.frontend, s->geo, spec.sheaf_capacity);
     s->barn_max_full = spec.barn_max_full.value_or(p_.features.barn_max_full);
     s->barn_max_empty = spec.barn_max_empty.value_or(p_.features.barn_max_empty);
     if (s->sheaf_capacity > 0) {

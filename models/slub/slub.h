@@ -61,7 +61,7 @@ class Slub {
   const KmemCache& cache(int i) const { return *caches_[i]; }
   KmemCache* find(std::string_view name);
   const Params& params() const { return p_; }
-  const Costs& costs() const { return p_.costs; }
+  const PathCosts& costs() const { return p_.costs; }
   PageAllocator& pages() { return *pages_; }
   const Softirq& softirq() const { return softirq_; }
   const PageAllocator& pages() const { return *pages_; }

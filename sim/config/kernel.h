@@ -7,11 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "models/slub/params.h"
 #include "sim/config/config.h"
 
 namespace slubsim {
 
-enum class Frontend { CpuPartialFrozen, CpuPartial, SheavesOnCpuPartial, Sheaves };
+// The SLUB front-end of a kernel: the model's own enum (models/slub/params.h), named here once.
+using Frontend = slub::FrontendKind;
 
 struct Kernel {
   std::string name;

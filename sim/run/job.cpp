@@ -413,8 +413,8 @@ StateEstimate estimate_state(const Job& job, const Variant& v) {
   const double cpus = m.nr_cpus, nodes = m.nr_nodes;
   e.cpus = cpus * kTaskBytes;
   for (const auto& c : p.caches) {
-    std::uint32_t cap = c.sheaf_capacity;
-    if (v.kernel.frontend == Frontend::Sheaves) cap = slub::sheaf_capacity_auto(c.object_size, cap);
+    const std::uint32_t cap = slub::effective_sheaf_capacity(
+        p.features.frontend, slub::compute_geometry(c, p.features, m.nr_cpus), c.sheaf_capacity);
     const double sheaf = sizeof(slub::Sheaf) + cap * (sizeof(void*) + kObjectBytes);
     e.cpus += cpus * (sizeof(slub::KmemCacheCpu) + (cap ? 3 * sheaf : 0));
     const double barn = static_cast<double>(c.barn_max_full.value_or(v.kernel.barn_max_full)) +
@@ -443,13 +443,9 @@ std::vector<SheafCapacity> sheaf_capacities(const Job& job, const Variant& v) {
       const std::string& name = job.program.caches[i];
       if (c.name != name || !used[i]) continue;
       SheafCapacity sc{name, 0, false};
-      if (p.features.frontend == slub::FrontendKind::SheavesOnCpuPartial) {
-        sc.capacity = c.sheaf_capacity;
-      } else if (p.features.frontend == slub::FrontendKind::Sheaves) {
-        const slub::Geometry g = slub::compute_geometry(c, p.features, job.machine.nr_cpus);
-        sc.capacity = slub::sheaf_capacity_auto(g.size, c.sheaf_capacity);
-        sc.automatic = sc.capacity != c.sheaf_capacity;
-      }
+      const slub::Geometry g = slub::compute_geometry(c, p.features, job.machine.nr_cpus);
+      sc.capacity = slub::effective_sheaf_capacity(p.features.frontend, g, c.sheaf_capacity);
+      sc.automatic = p.features.frontend == slub::FrontendKind::Sheaves && sc.capacity != c.sheaf_capacity;
       if (sc.capacity > 0) out.push_back(sc);
     }
   return out;

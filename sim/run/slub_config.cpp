@@ -205,12 +205,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.softirq = costs.softirq;
   p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);
   p.softirq.wakeup_preempts = k.wakeup_preempts;
-  switch (k.frontend) {
-    case Frontend::CpuPartialFrozen: p.features.frontend = slub::FrontendKind::CpuPartialFrozen; break;
-    case Frontend::CpuPartial: p.features.frontend = slub::FrontendKind::CpuPartial; break;
-    case Frontend::SheavesOnCpuPartial: p.features.frontend = slub::FrontendKind::SheavesOnCpuPartial; break;
-    case Frontend::Sheaves: p.features.frontend = slub::FrontendKind::Sheaves; break;
-  }
+  p.features.frontend = k.frontend;
   p.features.freelist_random = k.freelist_random;
   p.features.cpu_partial = k.cpu_partial;
   p.features.cpu_partial_objects = k.cpu_partial_objects;

@@ -14,7 +14,7 @@ namespace slubsim {
 
 std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& file);
 struct SlubCostConfig {
-  slub::Costs costs;
+  slub::PathCosts costs;
   slub::PageAllocParams page_alloc;
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;  // costs.rcu.grace_period_model "ticks"
