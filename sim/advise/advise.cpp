@@ -1,3 +1,6 @@
+// sim/advise/: `slubsim advise`, which sheaf capacity and barn limits to run for a machine and
+// workload: the search over the knobs (choose.h picks, advise.h plans and reports), run as sweeps.
+// This file: resolving a request, the search's rounds, and the advice report.
 #include "sim/advise/advise.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// sim/cli/: the command line, the top layer: `run`'s and `sweep`'s options (cli.h, shared with the
+// fuzz targets) and every command (main.cpp).
+// This file: the options of `run`, `sweep` and `advise`, parsed into their requests.
 #include "sim/cli/cli.h"
 
 #include <boost/program_options.hpp>

@@ -1,3 +1,7 @@
+// sim/config/: reading configs at the edge: JSON files into plain structs (costs, kernels,
+// workload programs, trace imports), every error naming the file and the field. Models never
+// read files.
+// This file: the JSON reader (JsonView), the read log of unknown fields, and did-you-mean suggestions.
 #include "sim/config/config.h"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// sim/engine/: the discrete-event engine and the pricing of shared state: the event queue
+// (engine.h), simulated CPUs (cpu.h), locks and lock_stat (locks.h, world.h), cache lines
+// (this file), and where task time goes (time_stacks.h).
+//
 // Shared cache lines: who owns each line, who shares it, where its memory lives, and what an
 // access costs (contention-model.md §5.2).
 //

@@ -1,3 +1,6 @@
+// sim/machine/: the machine: its topology (topology.h, machine.h), CPU lists, and where tasks are
+// placed (placement.h).
+// This file: CPU lists in lscpu / sysfs syntax.
 #include "sim/machine/cpulist.h"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// sim/run/: one job, as `slubsim run` asks for it: the allocator's parameters (slub_config.h),
+// one simulation (runner.h), the settle rule (settle.h), points on disk (point_store.h), shards
+// (shard.h), reports (report.h, why.h) and progress.
+// This file: resolving a JobRequest into a Job and running its points.
 #include "sim/run/job.h"
 
 #include <chrono>

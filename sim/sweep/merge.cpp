@@ -1,3 +1,6 @@
+// sim/sweep/: many jobs described once (sweep.h), run on one host or split into shards, and the
+// shards joined again (merge.h).
+// This file: `slubsim merge`.
 #include "sim/sweep/merge.h"
 
 #include <filesystem>

@@ -1,3 +1,7 @@
+// sim/validate/: scoring the model against published tables: experiment files (experiment.h),
+// class-4 fits (fit.h), per-cell scores (score.h), the scoreboard (scoreboard.h) and the
+// `validate` command with its shards (validate.h).
+// This file: reading experiment files.
 #include "sim/validate/experiment.h"
 
 #include <algorithm>
