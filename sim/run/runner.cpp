@@ -51,200 +51,239 @@ Grid make_grid(const RunSpec& spec, bool* on_steps) {
   return Grid::window(spec.warmup, end);
 }
 
-}  // namespace
 
-RunResult simulate(const RunSpec& spec) {
-  const Machine& m = *spec.machine;
-  Engine engine;
-  World world(m, *spec.costs, spec.options);
-  bool on_steps = false;
-  const Grid grid = make_grid(spec, &on_steps);
-  const Time step = spec.settle_rule.step;
-  world.set_grid(&grid);
-  // Tasks stop at their first iteration boundary after `stop`; the settle rule moves it.
-  Time stop = spec.settle ? spec.settle_rule.cap : spec.warmup + spec.duration;
+// One simulation in three stages: build (machine, allocator, tasks bound to CPUs), measure (the
+// timers that choose and mark the window, then the engine's run) and collect (the window's sums
+// into a RunResult). The timers' callbacks read and move the run's state, so it lives here.
+class Simulation {
+ public:
+  explicit Simulation(const RunSpec& spec);
+  void measure();
+  RunResult collect();
 
-  auto task_cpu = place_tasks(m, spec.nr_task);
+ private:
+  // Operations all tasks completed in interval i of the grid: one element of the series.
+  double interval_ops(int i) const;
+  void take_end_state();
+  void settle_edge();
+  void sample();
+
+  const RunSpec& spec_;
+  const Machine& m_;
+  Engine engine_;
+  World world_;
+  bool on_steps_ = false;
+  const Grid grid_;
+  const Time step_;
+  // Tasks stop at their first iteration boundary after `stop_`; the settle rule moves it.
+  Time stop_;
+  std::vector<int> task_cpu_;
+  std::unique_ptr<slub::Slub> slub_;
+  Program program_;
+  int copies_ = 1;
+  BoundProgram bound_;
+  BoundTrace replay_;
+  std::optional<TimeStacks> time_stacks_;
+  std::vector<std::unique_ptr<Cpu>> cpus_;
+  RunResult r_;
+  // The window's edges in intervals of the grid, [wfrom_, wto_), and the allocator's counters and
+  // state at them.
+  int wfrom_ = 1, wto_ = 2;
+  SlubSnapshot at_begin_, at_end_;
+  Timer window_begin_{[this] { at_begin_ = snapshot(slub_.get()); }};
+  Timer window_end_{[this] { take_end_state(); }};
+  // The settle rule's series, the allocator's counters at each edge, and its verdicts.
+  std::vector<double> series_;
+  std::vector<SlubSnapshot> edges_;
+  SettleVerdict verdict_;
+  int min_from_ = 0;
+  int judged_at_ = 0;
+  int confirm_at_ = 0;  // a first settled verdict at n is confirmed at 2n (or the cap)
+  Timer edge_{[this] { settle_edge(); }};
+  // The interval series: cumulative operations and spin of all tasks at each edge; the samples
+  // are their differences.
+  std::uint64_t ops_before_ = 0;
+  Time spin_before_ = 0, next_sample_ = 0;
+  Timer sampler_{[this] { sample(); }};
+
+  TaskBinding& copy_of(int t, int k) {
+    return bound_.tasks[static_cast<std::size_t>(k * spec_.nr_task + t)];
+  }
+};
+
+Simulation::Simulation(const RunSpec& spec)
+    : spec_(spec),
+      m_(*spec.machine),
+      world_(m_, *spec.costs, spec.options),
+      grid_(make_grid(spec, &on_steps_)),
+      step_(spec.settle_rule.step),
+      stop_(spec.settle ? spec.settle_rule.cap : spec.warmup + spec.duration) {
+  world_.set_grid(&grid_);
+  task_cpu_ = place_tasks(m_, spec.nr_task);
   std::vector<int> task_node;
-  std::vector<int> busy(m.nr_cpus, 0);
-  for (int c : task_cpu) {
-    task_node.push_back(m.cpu_node[c]);
+  std::vector<int> busy(m_.nr_cpus, 0);
+  for (int c : task_cpu_) {
+    task_node.push_back(m_.cpu_node[c]);
     busy[c] = 1;
   }
-  std::unique_ptr<slub::Slub> slub;
   if (spec.caches && spec.slub_costs && spec.kernel)
-    slub = std::make_unique<slub::Slub>(
-        world, slub_params(m, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed,
-                           spec.capacity ? *spec.capacity : SheafKnobs{}));
-  if (slub) slub->set_busy_cpus(task_cpu);
-  const Program program = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
+    slub_ = std::make_unique<slub::Slub>(
+        world_, slub_params(m_, *spec.kernel, *spec.caches, *spec.slub_costs, spec.validate, spec.seed,
+                            spec.capacity ? *spec.capacity : SheafKnobs{}));
+  if (slub_) slub_->set_busy_cpus(task_cpu_);
+  program_ = spec.kernel ? select_kernel(*spec.program, spec.kernel->name) : *spec.program;
   // Copy k of CPU t's processes is task k * nr_task + t (Program::tasks_per_cpu).
-  const int copies = program.tasks_per_cpu;
+  copies_ = program_.tasks_per_cpu;
   std::vector<int> copy_node;
-  for (int k = 0; k < copies; ++k) copy_node.insert(copy_node.end(), task_node.begin(), task_node.end());
-  auto bound = bind_program(program, world, spec.mode, copy_node, m.nr_nodes, slub.get());
-  auto& bindings = bound.tasks;
-  auto copy_of = [&](int t, int k) -> TaskBinding& {
-    return bindings[static_cast<std::size_t>(k * spec.nr_task + t)];
-  };
-  BoundTrace replay;
-  if (spec.trace) replay = bind_trace(*spec.trace, spec.replay, world, task_node);
-
-  RunResult r;
-  // The window's edges in intervals of the grid, [wfrom, wto), and the allocator's counters
-  // and state at them.
-  int wfrom = 1, wto = 2;
-  if (!spec.settle && on_steps) {
-    wfrom = static_cast<int>(spec.warmup / step);
-    wto = static_cast<int>((spec.warmup + spec.duration) / step);
+  for (int k = 0; k < copies_; ++k) copy_node.insert(copy_node.end(), task_node.begin(), task_node.end());
+  bound_ = bind_program(program_, world_, spec.mode, copy_node, m_.nr_nodes, slub_.get());
+  if (spec.trace) replay_ = bind_trace(*spec.trace, spec.replay, world_, task_node);
+  if (!spec.settle && on_steps_) {
+    wfrom_ = static_cast<int>(spec.warmup / step_);
+    wto_ = static_cast<int>((spec.warmup + spec.duration) / step_);
   }
-  SlubSnapshot at_begin, at_end;
-  auto take_end_state = [&] {
-    at_end = snapshot(slub.get());
-    if (!slub) return;
-    for (int i = 0; i < slub->nr_caches(); ++i) {
-      const auto& c = slub->cache(i);
-      CacheReport cr;
-      cr.name = c.name();
-      cr.geo = c.geo;
-      cr.layers = slub->layers(c);
-      cr.barn_full_seen = c.barn_full_seen;
-      cr.barn_empty_seen = c.barn_empty_seen;
-      r.caches.push_back(cr);
-    }
-    r.slab_bytes = slub->total_slab_bytes();
-  };
-  Timer window_begin([&] { at_begin = snapshot(slub.get()); });
-  Timer window_end(take_end_state);
-
-  std::optional<TimeStacks> time_stacks;
-  if (spec.stacks) time_stacks.emplace(&grid, m.nr_cpus);
-  std::vector<std::unique_ptr<Cpu>> cpus;
+  if (spec.stacks) time_stacks_.emplace(&grid_, m_.nr_cpus);
   for (int t = 0; t < spec.nr_task; ++t) {
-    int c = task_cpu[t];
-    auto cpu = std::make_unique<Cpu>(c, m.cpu_node[c], m.mem_node(m.cpu_node[c]), engine, world);
-    cpu->set_grid(&grid);
-    if (time_stacks) cpu->set_time_sink(&*time_stacks);
+    const int c = task_cpu_[t];
+    auto cpu = std::make_unique<Cpu>(c, m_.cpu_node[c], m_.mem_node(m_.cpu_node[c]), engine_, world_);
+    cpu->set_grid(&grid_);
+    if (time_stacks_) cpu->set_time_sink(&*time_stacks_);
     bool sibling_busy = false;
-    for (int s : m.core_cpus[m.cpu_core[c]])
-      if (s != c && busy[s]) sibling_busy = true;
-    const double work_factor = sibling_busy ? m.smt_private_work_factor : 1.0;
+    for (int sib : m_.core_cpus[m_.cpu_core[c]])
+      if (sib != c && busy[sib]) sibling_busy = true;
+    const double work_factor = sibling_busy ? m_.smt_private_work_factor : 1.0;
     cpu->set_private_work_factor(work_factor);
     std::vector<TaskBinding*> mine;
-    for (int k = 0; k < copies; ++k) {
+    for (int k = 0; k < copies_; ++k) {
       auto& b = copy_of(t, k);
       b.rng = Random(spec.seed, static_cast<std::uint64_t>(c), 1 + static_cast<std::uint64_t>(k));
-      b.counter.grid = &grid;
+      b.counter.grid = &grid_;
       mine.push_back(&b);
     }
     if (spec.trace) {
-      replay.tasks[t].work_factor = work_factor;
-      cpu->start(replay_trace(*cpu, replay, t, *mine.front(), stop), 0);
+      replay_.tasks[t].work_factor = work_factor;
+      cpu->start(replay_trace(*cpu, replay_, t, *mine.front(), stop_), 0);
     } else {
-      cpu->start(run_task(*cpu, program, std::move(mine), stop, spec.kernel && spec.kernel->wakeup_preempts), 0);
+      cpu->start(run_task(*cpu, program_, std::move(mine), stop_, spec.kernel && spec.kernel->wakeup_preempts), 0);
     }
-    cpus.push_back(std::move(cpu));
+    cpus_.push_back(std::move(cpu));
   }
+}
 
-  // The settle rule, at each edge of the grid: the operations of the interval that just ended
-  // (no task can still complete one before global time), the allocator's counters, and the
-  // verdict on the series so far. Settled, or at the cap: the window ends here.
-  std::vector<double> series;
-  std::vector<SlubSnapshot> edges{snapshot(slub.get())};
-  SettleVerdict verdict;
-  const int min_from = step > 0 ? static_cast<int>((spec.settle_rule.min_warmup + step - 1) / step) : 0;
-  int judged_at = 0;
-  int confirm_at = 0;  // a first settled verdict at n is confirmed at 2n (or the cap)
-  // Operations all tasks completed in interval i of the grid: one element of the series.
-  auto interval_ops = [&](int i) {
-    double ops = 0;
-    for (const auto& b : bindings) ops += static_cast<double>(b.counter.ops.sum(i, i + 1));
-    return ops;
-  };
-  Timer edge([&] {
-    const int k = static_cast<int>(series.size());
-    series.push_back(interval_ops(k));
-    edges.push_back(snapshot(slub.get()));
-    const int n = k + 1;
-    const bool at_cap = n >= grid.last;
-    const bool due = confirm_at > 0 ? n >= confirm_at
-                                    : n >= min_from + spec.settle_rule.min_batches && n - judged_at >= std::max(1, n / 20);
-    if (at_cap || due) {
-      judged_at = n;
-      verdict = judge_series(series, spec.settle_rule, min_from, at_cap);
-      if (verdict.settled && confirm_at == 0 && !at_cap) {
-        confirm_at = std::min(2 * n, grid.last);  // settled once: run as long again and judge anew
-      } else if (verdict.settled || at_cap) {
-        stop = engine.now();
-        wfrom = verdict.from;
-        wto = verdict.to;
-        at_begin = edges[static_cast<std::size_t>(wfrom)];
-        take_end_state();
-        return;
-      } else {
-        confirm_at = 0;  // the doubled series is not settled: the search goes on
-      }
+double Simulation::interval_ops(int i) const {
+  double ops = 0;
+  for (const auto& b : bound_.tasks) ops += static_cast<double>(b.counter.ops.sum(i, i + 1));
+  return ops;
+}
+
+void Simulation::take_end_state() {
+  at_end_ = snapshot(slub_.get());
+  if (!slub_) return;
+  for (int i = 0; i < slub_->nr_caches(); ++i) {
+    const auto& c = slub_->cache(i);
+    CacheReport cr;
+    cr.name = c.name();
+    cr.geo = c.geo;
+    cr.layers = slub_->layers(c);
+    cr.barn_full_seen = c.barn_full_seen;
+    cr.barn_empty_seen = c.barn_empty_seen;
+    r_.caches.push_back(cr);
+  }
+  r_.slab_bytes = slub_->total_slab_bytes();
+}
+
+// The settle rule, at each edge of the grid: the operations of the interval that just ended (no
+// task can still complete one before global time), the allocator's counters, and the verdict on
+// the series so far. Settled, or at the cap: the window ends here.
+void Simulation::settle_edge() {
+  const int k = static_cast<int>(series_.size());
+  series_.push_back(interval_ops(k));
+  edges_.push_back(snapshot(slub_.get()));
+  const int n = k + 1;
+  const bool at_cap = n >= grid_.last;
+  const bool due = confirm_at_ > 0
+                       ? n >= confirm_at_
+                       : n >= min_from_ + spec_.settle_rule.min_batches && n - judged_at_ >= std::max(1, n / 20);
+  if (at_cap || due) {
+    judged_at_ = n;
+    verdict_ = judge_series(series_, spec_.settle_rule, min_from_, at_cap);
+    if (verdict_.settled && confirm_at_ == 0 && !at_cap) {
+      confirm_at_ = std::min(2 * n, grid_.last);  // settled once: run as long again and judge anew
+    } else if (verdict_.settled || at_cap) {
+      stop_ = engine_.now();
+      wfrom_ = verdict_.from;
+      wto_ = verdict_.to;
+      at_begin_ = edges_[static_cast<std::size_t>(wfrom_)];
+      take_end_state();
+      return;
+    } else {
+      confirm_at_ = 0;  // the doubled series is not settled: the search goes on
     }
-    engine.schedule(engine.now() + step, &edge);
-  });
-  if (spec.settle) {
-    engine.schedule(step, &edge);
+  }
+  engine_.schedule(engine_.now() + step_, &edge_);
+}
+
+void Simulation::sample() {
+  std::uint64_t ops_now = 0;
+  Time spin_now = 0;
+  for (const auto& b : bound_.tasks) ops_now += b.counter.total;
+  for (const auto& cpu : cpus_) spin_now += cpu->spin_total();
+  r_.samples.push_back({next_sample_, ops_now - ops_before_, spin_now - spin_before_});
+  ops_before_ = ops_now;
+  spin_before_ = spin_now;
+  next_sample_ += spec_.interval;
+  if (next_sample_ <= stop_) engine_.schedule(next_sample_, &sampler_);
+}
+
+void Simulation::measure() {
+  edges_.push_back(snapshot(slub_.get()));
+  min_from_ = step_ > 0 ? static_cast<int>((spec_.settle_rule.min_warmup + step_ - 1) / step_) : 0;
+  if (spec_.settle) {
+    engine_.schedule(step_, &edge_);
   } else {
-    engine.schedule(spec.warmup, &window_begin);
-    engine.schedule(spec.warmup + spec.duration, &window_end);
+    engine_.schedule(spec_.warmup, &window_begin_);
+    engine_.schedule(spec_.warmup + spec_.duration, &window_end_);
   }
+  next_sample_ = spec_.interval;
+  if (spec_.interval > 0 && spec_.interval <= stop_) engine_.schedule(spec_.interval, &sampler_);
+  r_.interval = spec_.interval;
+  StopWatch stop_watch(spec_.stop);
+  engine_.run(stop_watch.armed() ? std::function<void()>([&] { stop_watch.check(); }) : std::function<void()>{});
+  if (slub_ && spec_.validate) slub_->check();
+}
 
-  // The interval series: cumulative operations and spin of all tasks at each edge; the samples
-  // are their differences.
-  std::uint64_t ops_before = 0;
-  Time spin_before = 0, next_edge = spec.interval;
-  Timer sampler([&] {
-    std::uint64_t ops_now = 0;
-    Time spin_now = 0;
-    for (const auto& b : bindings) ops_now += b.counter.total;
-    for (const auto& cpu : cpus) spin_now += cpu->spin_total();
-    r.samples.push_back({next_edge, ops_now - ops_before, spin_now - spin_before});
-    ops_before = ops_now;
-    spin_before = spin_now;
-    next_edge += spec.interval;
-    if (next_edge <= stop) engine.schedule(next_edge, &sampler);
-  });
-  if (spec.interval > 0 && spec.interval <= stop) engine.schedule(spec.interval, &sampler);
-  r.interval = spec.interval;
-
-  StopWatch stop_watch(spec.stop);
-  engine.run(stop_watch.armed() ? std::function<void()>([&] { stop_watch.check(); }) : std::function<void()>{});
-  if (slub && spec.validate) slub->check();
-
-  // Everything below is summed over the window's intervals.
-  const IntervalRange win{wfrom, wto};
-  const Time wbegin = grid.begin(wfrom), wend = grid.begin(wto);
+// Everything below is summed over the window's intervals.
+RunResult Simulation::collect() {
+  const RunSpec& spec = spec_;
+  RunResult& r = r_;
+  const IntervalRange win{wfrom_, wto_};
+  const Time wbegin = grid_.begin(wfrom_), wend = grid_.begin(wto_);
   const Time window = wend - wbegin;
-  if (!spec.settle && on_steps) {
+  if (!spec.settle && on_steps_) {
     // A fixed window on the rule's grid: judge it from its own series.
-    series.clear();
-    for (int i = 0; i < wto; ++i) series.push_back(interval_ops(i));
-    verdict = judge_fixed_window(series, wfrom, spec.settle_rule);
+    series_.clear();
+    for (int i = 0; i < wto_; ++i) series_.push_back(interval_ops(i));
+    verdict_ = judge_fixed_window(series_, wfrom_, spec.settle_rule);
   }
   SettleReport& st = r.settle;
   st.automatic = spec.settle;
-  st.judged = on_steps;
+  st.judged = on_steps_;
   if (st.judged) {
-    const double per_sec = static_cast<double>(kSec) / static_cast<double>(step);
-    st.settled = verdict.settled;
-    st.transient = static_cast<Time>(verdict.transient) * step;
-    st.half_width = std::isfinite(verdict.half_width) ? verdict.half_width * per_sec : -1.0;
-    st.batches = verdict.batches;
-    st.batch = static_cast<Time>(verdict.batch) * step;
-    st.period = static_cast<Time>(verdict.period) * step;
-    st.period_acf = verdict.period_acf;
-    st.step = step;
-    st.reason = verdict.reason;
-    st.suggest_warmup = static_cast<Time>(verdict.suggest_warmup) * step;
-    st.suggest_window = static_cast<Time>(verdict.suggest_window) * step;
+    const double per_sec = static_cast<double>(kSec) / static_cast<double>(step_);
+    st.settled = verdict_.settled;
+    st.transient = static_cast<Time>(verdict_.transient) * step_;
+    st.half_width = std::isfinite(verdict_.half_width) ? verdict_.half_width * per_sec : -1.0;
+    st.batches = verdict_.batches;
+    st.batch = static_cast<Time>(verdict_.batch) * step_;
+    st.period = static_cast<Time>(verdict_.period) * step_;
+    st.period_acf = verdict_.period_acf;
+    st.step = step_;
+    st.reason = verdict_.reason;
+    st.suggest_warmup = static_cast<Time>(verdict_.suggest_warmup) * step_;
+    st.suggest_window = static_cast<Time>(verdict_.suggest_window) * step_;
     // How far the window's intervals swing (a cycle's amplitude, shown by the why report).
-    std::vector<double> w(series.begin() + std::min<std::ptrdiff_t>(wfrom, static_cast<std::ptrdiff_t>(series.size())),
-                          series.begin() + std::min<std::ptrdiff_t>(wto, static_cast<std::ptrdiff_t>(series.size())));
+    std::vector<double> w(series_.begin() + std::min<std::ptrdiff_t>(wfrom_, static_cast<std::ptrdiff_t>(series_.size())),
+                          series_.begin() + std::min<std::ptrdiff_t>(wto_, static_cast<std::ptrdiff_t>(series_.size())));
     std::sort(w.begin(), w.end());
     if (!w.empty()) {
       st.low = w[w.size() / 10] * per_sec;
@@ -255,66 +294,74 @@ RunResult simulate(const RunSpec& spec) {
   r.nr_task = spec.nr_task;
   r.window = window;
   r.warmup = wbegin;
-  Time idle = static_cast<Time>(m.nr_cpus - spec.nr_task) * window;
+  Time idle = static_cast<Time>(m_.nr_cpus - spec.nr_task) * window;
   std::uint64_t ops = 0;
   for (int t = 0; t < spec.nr_task; ++t) {
-    if (!cpus[t]->finished())
+    if (!cpus_[t]->finished())
       throw std::runtime_error(fmt::format(
           "simulation stalled: task {} on CPU {} never finished (a lock was never released)", t,
-          task_cpu[t]));
-    const TaskTime tt = cpus[t]->times().sum(win.from, win.to);
+          task_cpu_[t]));
+    const TaskTime tt = cpus_[t]->times().sum(win.from, win.to);
     std::uint64_t n = 0;  // the CPU's: all its copies'
-    for (int k = 0; k < copies; ++k)
+    for (int k = 0; k < copies_; ++k)
       n += copy_of(t, k).counter.ops.sum(win.from, win.to);
     idle += tt.idle;
     r.task_ops.push_back(n);
     r.task_time.push_back(tt);
     ops += n;
-    r.end_time = std::max(r.end_time, cpus[t]->now());
-    for (int k = 0; k < copies; ++k)
+    r.end_time = std::max(r.end_time, cpus_[t]->now());
+    for (int k = 0; k < copies_; ++k)
       r.alloc_failures += copy_of(t, k).alloc_failures;
-    if (spec.trace) r.trace_skipped_frees += replay.tasks[t].skipped_frees;
+    if (spec.trace) r.trace_skipped_frees += replay_.tasks[t].skipped_frees;
   }
-  if (slub) {
-    for (int i = 0; i < slub->nr_caches(); ++i)
+  if (slub_) {
+    for (int i = 0; i < slub_->nr_caches(); ++i)
       for (int k = 0; k < slub::kNrStats; ++k)
-        r.caches[static_cast<std::size_t>(i)].stats[k] = at_end.stats[static_cast<std::size_t>(i)][k] -
-                                                          at_begin.stats[static_cast<std::size_t>(i)][k];
-    r.pgalloc = at_end.pgalloc - at_begin.pgalloc;
-    r.pgfree = at_end.pgfree - at_begin.pgfree;
-    r.ksoftirqd_runs = at_end.ksoftirqd - at_begin.ksoftirqd;
-    r.grace_periods = at_end.grace_periods - at_begin.grace_periods;
+        r.caches[static_cast<std::size_t>(i)].stats[k] = at_end_.stats[static_cast<std::size_t>(i)][k] -
+                                                          at_begin_.stats[static_cast<std::size_t>(i)][k];
+    r.pgalloc = at_end_.pgalloc - at_begin_.pgalloc;
+    r.pgfree = at_end_.pgfree - at_begin_.pgfree;
+    r.ksoftirqd_runs = at_end_.ksoftirqd - at_begin_.ksoftirqd;
+    r.grace_periods = at_end_.grace_periods - at_begin_.grace_periods;
   }
-  for (std::size_t c = 0; c < program.caches.size(); ++c) {
-    const ObjectOps o = (*bound.object_ops)[c].sum(win.from, win.to);
+  for (std::size_t c = 0; c < program_.caches.size(); ++c) {
+    const ObjectOps o = (*bound_.object_ops)[c].sum(win.from, win.to);
     std::array<double, 3> v{};
     for (int k = 0; k < 3; ++k) v[k] = ops ? static_cast<double>(o.n[k]) / static_cast<double>(ops) : 0.0;
-    r.per_op.emplace_back(program.caches[c], v);
+    r.per_op.emplace_back(program_.caches[c], v);
   }
   // ops per second over the window; integer, as will-it-scale prints its average.
   r.ops_per_sec = window > 0 ? static_cast<std::uint64_t>(static_cast<long double>(ops) * kSec /
                                                           static_cast<long double>(window))
                              : 0;
   r.idle_pct = window > 0 ? 100.0 * static_cast<double>(idle) /
-                                (static_cast<double>(m.nr_cpus) * static_cast<double>(window))
+                                (static_cast<double>(m_.nr_cpus) * static_cast<double>(window))
                           : 0.0;
-  for (const auto& l : world.spinlocks())
-    r.locks.push_back({world.lock_classes()[l.cls], l.instance, l.stat.sum(win.from, win.to), false,
+  for (const auto& l : world_.spinlocks())
+    r.locks.push_back({world_.lock_classes()[l.cls], l.instance, l.stat.sum(win.from, win.to), false,
                        l.waited.sum(win.from, win.to)});
-  for (const auto& s : world.rwsems())
-    r.locks.push_back({world.lock_classes()[s.cls], s.instance, s.stat.sum(win.from, win.to), true,
+  for (const auto& s : world_.rwsems())
+    r.locks.push_back({world_.lock_classes()[s.cls], s.instance, s.stat.sum(win.from, win.to), true,
                        s.waited.sum(win.from, win.to)});
   std::map<std::pair<int, std::string>, Time> stacks;
-  for (const auto& [key, t] : world.stack_waits()) {
+  for (const auto& [key, t] : world_.stack_waits()) {
     const Time w = t.sum(win.from, win.to);
     if (w > 0) stacks[{key.cls, key.folded()}] += w;
   }
   for (const auto& [key, t] : stacks)
-    r.stack_waits.push_back({world.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
-  if (time_stacks) r.cpu_stacks = time_stacks->folded(win, world.lock_classes());
-  r.events = engine.events();
-  r.requests = world.requests();
-  return r;
+    r.stack_waits.push_back({world_.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
+  if (time_stacks_) r.cpu_stacks = time_stacks_->folded(win, world_.lock_classes());
+  r.events = engine_.events();
+  r.requests = world_.requests();
+  return std::move(r_);
+}
+
+}  // namespace
+
+RunResult simulate(const RunSpec& spec) {
+  Simulation sim(spec);
+  sim.measure();
+  return sim.collect();
 }
 
 }  // namespace slubsim
