@@ -2,8 +2,8 @@
 # Point benchmark: the 512-CPU will-it-scale points of the speed targets, one process each.
 #   tools/bench-points.sh [--validate] [--sweep] [--settled] [--against REV] [repetitions] [task counts] [kernels]
 #   e.g. tools/bench-points.sh 3 8,64,128,256,512 v6.17,v7.0
-# For amd-turin-2s-512t mmap1 at the steady-state window (20 ms warm-up + 12 ms): wall s per
-# point, wall s per simulated ms, engine events and slab operations per wall s, peak RSS, and the
+# For amd-turin-2s-512t mmap1 at the steady-state window (20 ms warm-up + 12 ms): wall ms per
+# simulated ms (the headline), wall s per point, engine events and slab operations per wall s, peak RSS, and the
 # bare engine's events/s in the same process (engine_share = the point's events/s over it).
 # Medians over the repetitions. With --validate, also the wall time of a full `slubsim validate`
 # (into a scratch directory; the committed results are not touched). With --sweep, per kernel, a
@@ -129,14 +129,15 @@ rows = [dict(kv.split("=", 1) for kv in line.split()) for line in open(sys.argv[
 groups = {}
 for r in rows: groups.setdefault((r["kernel"], int(r["nr_task"])), []).append(r)
 med = lambda rs, k: statistics.median(float(r[k]) for r in rs)
-print(f"{'kernel':8s} {'tasks':>5s} {'wall s':>7s} {'s/sim ms':>9s} {'s/task/sim ms':>13s} {'M ev/s':>7s} "
+print(f"{'kernel':8s} {'tasks':>5s} {'ms/sim ms':>9s} {'wall s':>7s} {'us/task/sim ms':>14s} {'M ev/s':>7s} "
       f"{'M slab ops/s':>12s} {'RSS MB':>7s} {'bare M ev/s':>11s} {'engine share':>12s}")
 for (k, n), rs in sorted(groups.items()):
     per_ms = med(rs, "wall_s_per_sim_ms")
-    print(f"{k:8s} {n:5d} {med(rs,'wall_s'):7.3f} {per_ms:9.4f} {per_ms/n*1e3:12.3f}m {med(rs,'events_per_s')/1e6:7.2f} "
+    print(f"{k:8s} {n:5d} {per_ms*1e3:9.2f} {med(rs,'wall_s'):7.3f} {per_ms/n*1e6:14.2f} {med(rs,'events_per_s')/1e6:7.2f} "
           f"{med(rs,'slab_ops_per_s')/1e6:12.2f} {med(rs,'peak_rss_mb'):7.0f} {med(rs,'bare_engine_events_per_s')/1e6:11.2f} "
           f"{med(rs,'engine_share'):12.3f}")
-print(f"medians of {len(rows) // max(1, len(groups))} runs per point; s/task/sim ms in milliseconds")
+print(f"medians of {len(rows) // max(1, len(groups))} runs per point; ms/sim ms = wall milliseconds per simulated "
+      f"millisecond (the headline: engine events per second fall whenever the engine learns to skip a sync)")
 PY
 if ((sweep)); then
   for k in ${kernels//,/ }; do

@@ -41,20 +41,44 @@ void Engine::schedule(Time t, Process* p) {
   if (p->rank() > kMaxRank) throw std::logic_error("engine: process rank out of range");
   if (seq_ > kMaxSeq) throw std::logic_error("engine: more events scheduled than the key can order");
   if (p->rank() == Process::kTimerRank) timers_.insert(std::upper_bound(timers_.begin(), timers_.end(), t), t);
+  const Event e{key_of(t, p->rank(), seq_++), p};
+  if (hole_) {
+    hole_ = false;
+    sift_down(0, e);
+    return;
+  }
   heap_.emplace_back();
-  sift_up(heap_.size() - 1, {key_of(t, p->rank(), seq_++), p});
+  sift_up(heap_.size() - 1, e);
 }
 
-bool Engine::step() {
-  if (heap_.empty()) return false;
-  Event e = heap_.front();
+void Engine::open_hole() noexcept {
+  hole_ = true;
+  next_key_ = kNoKey;
+  const std::size_t last = std::min<std::size_t>(kArity + 1, heap_.size());
+  for (std::size_t c = 1; c < last; ++c) next_key_ = std::min(next_key_, heap_[c].key);
+}
+
+void Engine::fill_hole() noexcept {
+  hole_ = false;
   const Event last = heap_.back();
   heap_.pop_back();
   if (!heap_.empty()) sift_down(0, last);
+}
+
+bool Engine::step() {
+  if (empty()) return false;
+  const Event e = heap_.front();
+  open_hole();
   now_ = time_of(e.key);
   if (rank_of(e.key) == Process::kTimerRank) timers_.erase(timers_.begin());  // the earliest
   ++events_;
-  e.p->fire();
+  try {
+    e.p->fire();
+  } catch (...) {
+    if (hole_) fill_hole();
+    throw;
+  }
+  if (hole_) fill_hole();
   return true;
 }
 

@@ -47,16 +47,14 @@ class Engine {
   void schedule(Time t, Process* p);
   // True if a process of `rank` whose clock reads t may act now: nothing queued comes before
   // (t, rank) (the process itself is not queued).
-  bool may_act_at(Time t, std::uint32_t rank) const noexcept {
-    return heap_.empty() || key_of(t, rank, 0) < heap_.front().key;
-  }
+  bool may_act_at(Time t, std::uint32_t rank) const noexcept { return key_of(t, rank, 0) < front_key(); }
   // The time of the earliest queued timer (kForever: none). A process may act on state no one
   // else can see before it (sim/engine/cpu.h, one-CPU objects) while its clock is before this:
   // timers read the whole model and move the tasks' stop time.
   Time next_timer() const noexcept { return timers_.empty() ? kForever : timers_.front(); }
   // Move the clock to t (t >= now) for an access made without queueing.
   void advance(Time t) noexcept { now_ = t; }
-  bool empty() const noexcept { return heap_.empty(); }
+  bool empty() const noexcept { return heap_.size() == (hole_ ? 1u : 0u); }
 
   // Fire the next event. False if there is none.
   bool step();
@@ -91,7 +89,17 @@ class Engine {
   static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i, Event e) noexcept;
   void sift_down(std::size_t i, Event e) noexcept;
+  // The event being fired leaves a hole at the root: the first event scheduled while it fires
+  // (mostly the same CPU's next sync) fills it with one sift down, instead of a pop's sift down
+  // and a push's sift up. While the hole is open, the next event is the least of the root's
+  // children (next_key_).
+  void open_hole() noexcept;
+  void fill_hole() noexcept;
+  static constexpr Key kNoKey = ~Key{0};
+  Key front_key() const noexcept { return hole_ ? next_key_ : heap_.empty() ? kNoKey : heap_[0].key; }
   std::vector<Event> heap_;
+  bool hole_ = false;
+  Key next_key_ = kNoKey;
   std::vector<Time> timers_;  // the times of queued timers, ascending (a handful)
   Time now_ = 0;
   std::uint64_t seq_ = 0;
