@@ -13,18 +13,8 @@ args=(--topology small-2s-8c --workload mmap1 --nr-task 2,4,8 --capacities 16,64
       --max-empty-sheaves 5)
 
 "$bin" advise "${args[@]}" --out "$tmp/local" --jobs 2 --quiet >/dev/null || fail "local advise"
-mkdir -p "$tmp/c"
-t0=$(date +%s)
-slurm_cluster_start "$tmp/c" 2 || { echo "FAIL: the cluster did not start"; exit 1; }
-ok "cluster up in $(( $(date +%s) - t0 )) s"
-
-ids=$(bash "$src/tools/slurm/advise.sh" --tasks 4 --cpus 1 --parsable --bin "$bin" --out "$tmp/cluster" "${args[@]}") ||
-  { echo "FAIL: tools/slurm/advise.sh"; exit 1; }
-read -r array report <<<"$ids"
-ok "submitted array $array and report $report"
-slurm_wait_jobs 600 "$array" "$report" || fail "jobs did not end in 600 s"
-slurm_job_ok "$array" && ok "array: all tasks COMPLETED 0:0" || { fail "array:"; slurm_job_state "$array"; }
-slurm_job_ok "$report" && ok "report: COMPLETED 0:0" || { fail "report:"; slurm_job_state "$report"; cat "$tmp/cluster/logs/report.out"; }
+slurm_submit_pair report "$tmp/cluster/logs/report.out" "$src/tools/slurm/advise.sh" --tasks 4 --cpus 1 \
+  --bin "$bin" --out "$tmp/cluster" "${args[@]}"
 n=$(slurm_job_state "$array" | wc -l)
 [ "$n" -eq 4 ] && ok "4 array tasks ran" || fail "$n array tasks"
 for k in 1 2 3; do

@@ -15,3 +15,23 @@ trap 'slurm_cluster_stop "$tmp/c"; rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
+
+# Start the private cluster (2 CPUs) in $tmp/c, submit with SCRIPT (a tools/slurm/*.sh taking
+# --parsable and printing "ARRAY_JOB_ID SECOND_JOB_ID") and its ARGS, wait up to 600 s for both
+# jobs, and check both COMPLETED 0:0; the second job's log is OUT_LOG. Sets t0, array and second.
+#   slurm_submit_pair NAME OUT_LOG SCRIPT ARGS...
+slurm_submit_pair() {
+  local name=$1 log=$2 script=$3
+  shift 3
+  mkdir -p "$tmp/c"
+  t0=$(date +%s)
+  slurm_cluster_start "$tmp/c" 2 || { echo "FAIL: the cluster did not start"; exit 1; }
+  ok "cluster up in $(( $(date +%s) - t0 )) s: $(sinfo -h -o '%N %c CPUs %t')"
+  local ids
+  ids=$(bash "$script" --parsable "$@") || { echo "FAIL: $script"; exit 1; }
+  read -r array second <<<"$ids"
+  ok "submitted array $array and $name $second"
+  slurm_wait_jobs 600 "$array" "$second" || fail "jobs did not end in 600 s"
+  slurm_job_ok "$array" && ok "array: all tasks COMPLETED 0:0" || { fail "array:"; slurm_job_state "$array"; }
+  slurm_job_ok "$second" && ok "$name: COMPLETED 0:0" || { fail "$name:"; slurm_job_state "$second"; cat "$log"; }
+}

@@ -12,18 +12,8 @@ args=(--experiments "$src/tests/data/experiments" --fits "$tmp/fits")
 
 "$bin" validate "${args[@]}" --calibrate --quiet >/dev/null || fail "calibrate"
 "$bin" validate "${args[@]}" --out "$tmp/local" --jobs 2 --quiet >/dev/null || fail "local validate"
-mkdir -p "$tmp/c"
-t0=$(date +%s)
-slurm_cluster_start "$tmp/c" 2 || { echo "FAIL: the cluster did not start"; exit 1; }
-ok "cluster up in $(( $(date +%s) - t0 )) s"
-
-ids=$(bash "$src/tools/slurm/validate.sh" --tasks 4 --cpus 1 --parsable --bin "$bin" --out "$tmp/cluster" "${args[@]}") ||
-  { echo "FAIL: tools/slurm/validate.sh"; exit 1; }
-read -r array score <<<"$ids"
-ok "submitted array $array and score job $score"
-slurm_wait_jobs 600 "$array" "$score" || fail "jobs did not end in 600 s"
-slurm_job_ok "$array" && ok "array: all tasks COMPLETED 0:0" || { fail "array:"; slurm_job_state "$array"; }
-slurm_job_ok "$score" && ok "score: COMPLETED 0:0" || { fail "score:"; slurm_job_state "$score"; cat "$tmp/cluster/logs/score.out"; }
+slurm_submit_pair "score job" "$tmp/cluster/logs/score.out" "$src/tools/slurm/validate.sh" --tasks 4 --cpus 1 \
+  --bin "$bin" --out "$tmp/cluster" "${args[@]}"
 n=$(find "$tmp/cluster/shards" -path '*/points/v*.json' | wc -l)
 [ "$n" -eq 4 ] && ok "the 4 shards simulated the plan's 4 points" || fail "$n points in the shards, want 4"
 if diff -r -x host.json "$tmp/local" "$tmp/cluster/results" >"$tmp/diff"; then

@@ -37,15 +37,10 @@ counts=$(sed -n 's/^ "task_counts": \([0-9]*\),$/\1/p' "$out/plan.json")
 [ -n "$tasks" ] || tasks=$counts
 [ "$tasks" -ge 1 ] 2>/dev/null || { echo "advise.sh: error: --tasks '$tasks' is not a whole number from 1" >&2; exit 2; }
 
-array=$(sbatch --parsable "${sbatch_opts[@]}" --array="1-$tasks" --cpus-per-task="$cpus" --chdir="$tree" \
-          --output="$out/logs/shard-%a.out" "$here/advise.sbatch" "$bin" "$out" "$@")
-array=${array%%;*}
-report=$(sbatch --parsable "${sbatch_opts[@]}" --dependency="afterany:$array" --cpus-per-task="$cpus" \
-           --chdir="$tree" --output="$out/logs/report.out" "$here/advise-report.sbatch" "$bin" "$out" "$@")
-report=${report%%;*}
+submit_array_then "$here/advise.sbatch" "$here/advise-report.sbatch" report.out "$@"
 if [ $parsable -eq 1 ]; then
-  echo "$array $report"
+  echo "$array $after"
 else
-  echo "submitted: job array $array ($tasks shards over $counts task counts) and report job $report"
-  echo "advice: $out/advice.md (when job $report ends; its log: $out/logs/report.out)"
+  echo "submitted: job array $array ($tasks shards over $counts task counts) and report job $after"
+  echo "advice: $out/advice.md (when job $after ends; its log: $out/logs/report.out)"
 fi

@@ -38,3 +38,20 @@ submit_args() {
   case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
   rest=("$@")
 }
+
+# After submit_args: submit ARRAY_SBATCH as a job array of $tasks tasks ($cpus CPUs each) and
+# AFTER_SBATCH once it has ended (afterany, so it also runs, and says what is missing, when a
+# task failed), both from the tree, both with "$bin" "$out" ARGS...; the array's logs go to
+# OUT/logs/shard-K.out, the other's to OUT/logs/AFTER_LOG. Sets array and after (job ids).
+#   submit_array_then ARRAY_SBATCH AFTER_SBATCH AFTER_LOG ARGS...
+submit_array_then() {
+  local first=$1 second=$2 log=$3 dir
+  shift 3
+  dir=$(cd "$(dirname "$first")" && pwd)
+  array=$(sbatch --parsable "${sbatch_opts[@]}" --array="1-$tasks" --cpus-per-task="$cpus" --chdir="$dir/../.." \
+            --output="$out/logs/shard-%a.out" "$first" "$bin" "$out" "$@")
+  array=${array%%;*}
+  after=$(sbatch --parsable "${sbatch_opts[@]}" --dependency="afterany:$array" --cpus-per-task="$cpus" \
+            --chdir="$dir/../.." --output="$out/logs/$log" "$second" "$bin" "$out" "$@")
+  after=${after%%;*}
+}

@@ -20,13 +20,10 @@
 #   tools/slurm/validate.sh --tasks 16 --out $SCRATCH/scoreboard
 #   cp -r $SCRATCH/scoreboard/results/. results/       # after the score job ends
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-tree=$(cd "$here/../.." && pwd)
-source "$here/args.sh"
+source "$(dirname "$0")/args.sh"
 submit_args validate.sh 20 cpus "$@"
 set -- "${rest[@]+"${rest[@]}"}"
-[ -n "$tasks" ] || tasks=8
-[ -n "$cpus" ] || cpus=1
+tasks=${tasks:-8} cpus=${cpus:-1}
 [ "$tasks" -ge 1 ] 2>/dev/null || { echo "validate.sh: error: --tasks '$tasks' is not a whole number from 1" >&2; exit 2; }
 [ "$cpus" -ge 1 ] 2>/dev/null || { echo "validate.sh: error: --cpus '$cpus' is not a whole number from 1" >&2; exit 2; }
 for a in "$@"; do
@@ -38,15 +35,11 @@ done
 mkdir -p "$out/logs"
 "$bin" validate "$@" --plan "$out/plan.json" --quiet || exit 2
 
-array=$(sbatch --parsable "${sbatch_opts[@]}" --array="1-$tasks" --cpus-per-task="$cpus" --chdir="$tree" \
-          --output="$out/logs/shard-%a.out" "$here/validate.sbatch" "$bin" "$out" "$@")
-array=${array%%;*}
-score=$(sbatch --parsable "${sbatch_opts[@]}" --dependency="afterany:$array" --cpus-per-task="$cpus" \
-          --chdir="$tree" --output="$out/logs/score.out" "$here/validate-score.sbatch" "$bin" "$out" "$tasks" "$@")
-score=${score%%;*}
+here=$(cd "$(dirname "$0")" && pwd)
+submit_array_then "$here/validate.sbatch" "$here/validate-score.sbatch" score.out "$@"
 if [ $parsable -eq 1 ]; then
-  echo "$array $score"
+  echo "$array $after"
 else
-  echo "submitted: job array $array ($tasks shards) and score job $score"
-  echo "scoreboard: $out/results/scoreboard.md (when job $score ends; its log: $out/logs/score.out)"
+  echo "submitted: job array $array ($tasks shards) and score job $after"
+  echo "scoreboard: $out/results/scoreboard.md (when job $after ends; its log: $out/logs/score.out)"
 fi
