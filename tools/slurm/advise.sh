@@ -38,9 +38,4 @@ counts=$(sed -n 's/^ "task_counts": \([0-9]*\),$/\1/p' "$out/plan.json")
 [ "$tasks" -ge 1 ] 2>/dev/null || { echo "advise.sh: error: --tasks '$tasks' is not a whole number from 1" >&2; exit 2; }
 
 submit_array_then "$here/advise.sbatch" "$here/advise-report.sbatch" report.out "$@"
-if [ $parsable -eq 1 ]; then
-  echo "$array $after"
-else
-  echo "submitted: job array $array ($tasks shards over $counts task counts) and report job $after"
-  echo "advice: $out/advice.md (when job $after ends; its log: $out/logs/report.out)"
-fi
+report_submitted "report job" "$tasks shards over $counts task counts" "advice: $out/advice.md" report.out

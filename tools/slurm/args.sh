@@ -55,3 +55,15 @@ submit_array_then() {
             --chdir="$dir/../.." --output="$out/logs/$log" "$second" "$bin" "$out" "$@")
   after=${after%%;*}
 }
+
+# After submit_array_then: "ARRAY AFTER" with --parsable, else what was submitted and where the
+# result will be.
+#   report_submitted AFTER_NAME ARRAY_TEXT RESULT AFTER_LOG
+report_submitted() {
+  if [ "$parsable" -eq 1 ]; then
+    echo "$array $after"
+  else
+    echo "submitted: job array $array ($2) and $1 $after"
+    echo "$3 (when job $after ends; its log: $out/logs/$4)"
+  fi
+}

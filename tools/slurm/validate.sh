@@ -37,9 +37,4 @@ mkdir -p "$out/logs"
 
 here=$(cd "$(dirname "$0")" && pwd)
 submit_array_then "$here/validate.sbatch" "$here/validate-score.sbatch" score.out "$@"
-if [ $parsable -eq 1 ]; then
-  echo "$array $after"
-else
-  echo "submitted: job array $array ($tasks shards) and score job $after"
-  echo "scoreboard: $out/results/scoreboard.md (when job $after ends; its log: $out/logs/score.out)"
-fi
+report_submitted "score job" "$tasks shards" "scoreboard: $out/results/scoreboard.md" score.out
