@@ -627,6 +627,35 @@ std::vector<PointKey> job_points(const Job& job) {
   return units;
 }
 
+const std::vector<RequestField>& request_field_list() {
+  using R = JobRequest;
+  static const std::vector<RequestField> list = {
+      {"topology", "--topology", &R::topology},
+      {"workload", "--workload", &R::workload},
+      {"trace_map", "--trace-map", &R::trace_map},
+      {"trace_speed", "--trace-speed", &R::trace_speed},
+      {"costs", "--costs", &R::costs},
+      {"caches", "--caches", &R::caches},
+      {"validate", "--validate", &R::validate},
+      {"mode", "--mode", &R::mode},
+      {"nr_task", "--nr-task", &R::nr_task, ","},
+      {"kernel", "--kernel", &R::kernel, ","},
+      {"sheaf_capacity", "--sheaf-capacity", &R::sheaf_capacity, ";"},
+      {"sysfs", "--sysfs", &R::sysfs, ";", false},
+      {"set", "--set", &R::sets},
+      {"patch", "--patch", &R::patches},
+      {"runs", "--runs", &R::runs},
+      {"seed", "--seed", &R::seed},
+      {"duration", "--duration", &R::duration},
+      {"warmup", "--warmup", &R::warmup},
+      {"settle_ci", "--settle-ci", &R::settle_ci},
+      {"settle_cap", "--settle-cap", &R::settle_cap},
+      {"interval", "--interval", &R::interval},
+      {"stacks", nullptr, &R::stacks, nullptr, false, false},
+  };
+  return list;
+}
+
 RunSpec point_spec(const Job& job, const PointKey& u, const std::atomic<bool>* stop) {
   RunSpec spec;
   spec.machine = &job.machine;

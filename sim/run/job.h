@@ -3,6 +3,7 @@
 // "variants"; task counts are rows of one result, as in one will-it-scale job; runs repeat.
 #pragma once
 #include <atomic>
+#include <variant>
 #include <cstdint>
 #include <optional>
 #include <functional>
@@ -50,6 +51,23 @@ struct JobRequest {
   int jobs = 0;  // 0 = one per host CPU
   std::string home;  // where configs/ and workloads/ are
 };
+
+// Every JobRequest field a job's results depend on, once, in the order job descriptions list them
+// (sim/run/point_store.h): its key in sweep files and descriptions and its `slubsim run` option.
+// The description, the sweep file reader and the sweep plan's per-point arguments walk this list;
+// a test checks that `run` takes every option named here. `jobs` and `home` are not in it: they
+// do not change a result.
+struct RequestField {
+  using Member = std::variant<std::string JobRequest::*, bool JobRequest::*, int JobRequest::*,
+                              std::uint64_t JobRequest::*, std::vector<std::string> JobRequest::*>;
+  const char* key;
+  const char* option;  // nullptr: no option of its own (stacks: --why with --out)
+  Member member;
+  const char* list_join = nullptr;  // a list in sweep files, joined by this into the option's form
+  bool listed_when_default = true;  // false: in a description only when set, so older stores keep theirs
+  bool in_sweep_files = true;
+};
+const std::vector<RequestField>& request_field_list();
 
 // A fixed window's other half when only one of --warmup / --duration is given (the window the
 // experiments used before the settle rule).

@@ -1,5 +1,8 @@
 #include "sim/run/point_store.h"
 
+#include <type_traits>
+#include <variant>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -334,28 +337,17 @@ std::string digest_of_file(const std::string& path) {
 
 json request_fields(const JobRequest& r) {
   json d = json::object();
-  d["topology"] = r.topology;
-  d["workload"] = r.workload;
-  d["trace_map"] = r.trace_map;
-  d["trace_speed"] = r.trace_speed;
-  d["costs"] = r.costs;
-  d["caches"] = r.caches;
-  d["validate"] = r.validate;
-  d["mode"] = r.mode;
-  d["nr_task"] = r.nr_task;
-  d["kernel"] = r.kernel;
-  d["sheaf_capacity"] = r.sheaf_capacity;
-  if (!r.sysfs.empty()) d["sysfs"] = r.sysfs;  // only when given: older descriptions stay the same
-  d["set"] = r.sets;
-  d["patch"] = r.patches;
-  d["runs"] = r.runs;
-  d["seed"] = r.seed;
-  d["duration"] = r.duration;
-  d["warmup"] = r.warmup;
-  d["settle_ci"] = r.settle_ci;
-  d["settle_cap"] = r.settle_cap;
-  d["interval"] = r.interval;
-  if (r.stacks) d["stacks"] = true;  // only when set: stores of other jobs keep their description
+  for (const RequestField& f : request_field_list())
+    std::visit(
+        [&](auto member) {
+          const auto& value = r.*member;
+          using V = std::decay_t<decltype(value)>;
+          bool is_default = false;
+          if constexpr (std::is_same_v<V, std::string>) is_default = value.empty();
+          else if constexpr (std::is_same_v<V, bool>) is_default = !value;
+          if (f.listed_when_default || !is_default) d[f.key] = value;
+        },
+        f.member);
   return d;
 }
 

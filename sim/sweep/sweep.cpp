@@ -1,5 +1,8 @@
 #include "sim/sweep/sweep.h"
 
+#include <type_traits>
+#include <variant>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -52,9 +55,6 @@ std::vector<std::string> list_field(const JsonView& v, bool numbers, bool may_be
 void read_fields(const JsonView& doc, SweepRequest& r) {
   JobRequest& b = r.base;
   if (!doc.raw().is_object()) doc.fail("expected an object: the sweep's fields (docs/sweep-format.md)");
-  auto str = [&](const char* key, std::string& into) {
-    if (auto v = doc.find(key)) into = v->raw().is_number() ? v->raw().dump() : v->str();
-  };
   if (auto v = doc.find("topology")) {
     r.topologies.clear();
     for (const auto& t : list_field(*v, false))
@@ -65,39 +65,45 @@ void read_fields(const JsonView& doc, SweepRequest& r) {
     for (const auto& w : list_field(*v, false))
       for (const auto& item : split_list(w)) r.workloads.push_back(item);
   }
-  if (auto v = doc.find("kernel")) b.kernel = join(list_field(*v, false), ",");
-  if (auto v = doc.find("sheaf_capacity")) b.sheaf_capacity = join(list_field(*v, false), ";");
-  if (auto v = doc.find("sysfs")) b.sysfs = join(list_field(*v, false), ";");
-  if (auto v = doc.find("nr_task")) b.nr_task = join(list_field(*v, true), ",");
-  if (auto v = doc.find("set")) {
-    b.sets.clear();
-    if (v->raw().is_object()) {
-      // {"costs.qspinlock.handoff_alpha": 1.2}: KEY=VALUE with the value as written.
-      for (const auto& key : v->keys()) {
-        const JsonView e = v->at(key);
-        b.sets.push_back(key + "=" + (e.raw().is_string() ? e.str() : e.raw().dump()));
+  // Every other field as request_field_list() names it: the job's options, one key each.
+  for (const RequestField& f : request_field_list()) {
+    const std::string key = f.key;
+    if (!f.in_sweep_files || key == "topology" || key == "workload") continue;
+    auto v = doc.find(key);
+    if (!v) continue;
+    if (key == "set") {
+      b.sets.clear();
+      if (v->raw().is_object()) {
+        // {"costs.qspinlock.handoff_alpha": 1.2}: KEY=VALUE with the value as written.
+        for (const auto& k : v->keys()) {
+          const JsonView e = v->at(k);
+          b.sets.push_back(k + "=" + (e.raw().is_string() ? e.str() : e.raw().dump()));
+        }
+      } else {
+        for (const auto& x : list_field(*v, false, true)) b.sets.push_back(x);
       }
-    } else {
-      for (const auto& s : list_field(*v, false, true)) b.sets.push_back(s);
+      continue;
     }
+    std::visit(
+        [&](auto member) {
+          auto& into = b.*member;
+          using V = std::decay_t<decltype(into)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            if (f.list_join) into = join(list_field(*v, key == "nr_task"), f.list_join);
+            else into = v->raw().is_number() ? v->raw().dump() : v->str();
+          } else if constexpr (std::is_same_v<V, bool>) {
+            into = v->boolean();
+          } else if constexpr (std::is_same_v<V, int>) {
+            into = static_cast<int>(v->integer_in(1, 1000));  // runs
+          } else if constexpr (std::is_same_v<V, std::uint64_t>) {
+            into = static_cast<std::uint64_t>(v->integer_in(0, std::int64_t{1} << 53));  // seed
+          } else {
+            into.clear();
+            for (const auto& x : list_field(*v, false, true)) into.push_back(x);
+          }
+        },
+        f.member);
   }
-  if (auto v = doc.find("patch")) {
-    b.patches.clear();
-    for (const auto& p : list_field(*v, false, true)) b.patches.push_back(p);
-  }
-  str("trace_map", b.trace_map);
-  str("trace_speed", b.trace_speed);
-  str("costs", b.costs);
-  str("caches", b.caches);
-  str("mode", b.mode);
-  str("duration", b.duration);
-  str("warmup", b.warmup);
-  str("settle_ci", b.settle_ci);
-  str("settle_cap", b.settle_cap);
-  str("interval", b.interval);
-  if (auto v = doc.find("validate")) b.validate = v->boolean();
-  if (auto v = doc.find("runs")) b.runs = static_cast<int>(v->integer_in(1, 1000));
-  if (auto v = doc.find("seed")) b.seed = static_cast<std::uint64_t>(v->integer_in(0, std::int64_t{1} << 53));
   doc.check_known_fields();
 }
 
@@ -172,19 +178,38 @@ json sweep_plan(const Sweep& s) {
     const std::uint64_t seed = r.seed + p.key.run;
     // The `slubsim run` arguments of this point alone: one kernel, one capacity, one task count,
     // one run with this run's seed (a point does not depend on the job's other points).
-    std::vector<std::string> args = {"--topology", r.topology,   "--workload", r.workload, "--trace-map",
-                                     r.trace_map,  "--trace-speed", r.trace_speed, "--costs",  r.costs,
-                                     "--caches",   r.caches,     "--mode",     r.mode,     "--kernel",
-                                     v.kernel_arg};
-    if (!v.capacity.text.empty()) args.insert(args.end(), {v.capacity.option(), v.capacity.text});
-    for (const auto& p2 : r.patches) args.push_back("--patch=" + p2);
-    for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
-    args.insert(args.end(), {"--nr-task", std::to_string(nr_task), "--runs", "1", "--seed", std::to_string(seed)});
-    if (!r.duration.empty()) args.insert(args.end(), {"--duration", r.duration});
-    if (!r.warmup.empty()) args.insert(args.end(), {"--warmup", r.warmup});
-    args.insert(args.end(), {"--settle-ci", r.settle_ci, "--settle-cap", r.settle_cap});
-    if (!r.interval.empty()) args.insert(args.end(), {"--interval", r.interval});
-    if (r.validate) args.push_back("--validate");
+    std::vector<std::string> args;
+    for (const RequestField& f : request_field_list()) {
+      if (!f.option) continue;
+      const std::string key = f.key;
+      if (key == "kernel") {
+        args.insert(args.end(), {f.option, v.kernel_arg});
+      } else if (key == "sheaf_capacity" || key == "sysfs") {
+        if (key == "sheaf_capacity" && !v.capacity.text.empty()) args.insert(args.end(), {v.capacity.option(), v.capacity.text});
+      } else if (key == "nr_task") {
+        args.insert(args.end(), {f.option, std::to_string(nr_task)});
+      } else if (key == "runs") {
+        args.insert(args.end(), {f.option, "1"});
+      } else if (key == "seed") {
+        args.insert(args.end(), {f.option, std::to_string(seed)});
+      } else if (key == "patch") {
+        for (const auto& p2 : r.patches) args.push_back(std::string(f.option) + "=" + p2);
+      } else {
+        std::visit(
+            [&](auto member) {
+              const auto& value = r.*member;
+              using V = std::decay_t<decltype(value)>;
+              if constexpr (std::is_same_v<V, std::string>) {
+                if (!value.empty()) args.insert(args.end(), {f.option, value});
+              } else if constexpr (std::is_same_v<V, bool>) {
+                if (value) args.push_back(f.option);
+              } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+                for (const auto& x : value) args.insert(args.end(), {f.option, x});
+              }
+            },
+            f.member);
+      }
+    }
     json e = json::object();
     e["index"] = i + 1;
     e["id"] = p.id;
