@@ -131,8 +131,8 @@ class Exec {
   Time now() const noexcept { return now_; }
 
   // CPU-private work. Scaled by the driver's private-work factor (an SMT sibling busy too).
-  void spend(Time t) {
-    const Time d = t * private_scale_permille_ / 1000;
+  [[gnu::always_inline]] void spend(Time t) {
+    const Time d = private_scale_permille_ == 1000 ? t : t * private_scale_permille_ / 1000;
     charge(now_, now_ + d);
     now_ += d;
   }
@@ -201,7 +201,17 @@ class Exec {
   // mem_node: numa_mem_id(), the node whose memory this CPU allocates from (-1: node itself).
   Exec(int cpu, int node, int mem_node = -1) : cpu_(cpu), node_(node), mem_node_(mem_node < 0 ? node : mem_node) {}
   // [from, to) of this CPU's clock was spent on the current account.
+  // The common case (inside the current interval, no time sink) is inline; the rest is out of
+  // line (charge_slow), so that the caller does not pay its register saves on every call.
   void charge(Time from, Time to) {
+    if (from >= times_.current_begin() && to <= times_.current_end() && !sink_) [[likely]] {
+      times_.current_value().busy[static_cast<std::size_t>(account_)] += to - from;
+      if (account_ >= Account::SlabSlow) qs_blocked_ += to - from;
+      return;
+    }
+    charge_slow(from, to);
+  }
+  [[gnu::noinline]] void charge_slow(Time from, Time to) {
     const int a = static_cast<int>(account_);
     add_time(from, to, [a](TaskTime& x) -> Time& { return x.busy[a]; });
     if (account_ >= Account::SlabSlow) qs_blocked_ += to - from;

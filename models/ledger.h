@@ -54,8 +54,13 @@ class Ledger {
     return slot(i);
   }
   // The T of the interval time t falls in.
+  // The hit (t in the current interval) is inline; the rest is out of line, so that the caller
+  // does not pay the slow path's register saves on every call.
   T& at_time(const Grid& g, Time t) {
-    if (t >= cur_begin_ && t < cur_end_) return cur_val_;
+    if (t >= cur_begin_ && t < cur_end_) [[likely]] return cur_val_;
+    return at_time_slow(g, t);
+  }
+  [[gnu::noinline]] T& at_time_slow(const Grid& g, Time t) {
     const int i = g.of(t);
     if (i >= cur_) {
       if (i > cur_) move_to(i);

@@ -66,10 +66,10 @@ TEST_CASE("one-CPU objects: a second CPU touching one is an error") {
   World world(m, c);
   const LineId own = world.new_line("own", 0, Reach::OneCpu);
   Cpu a(0, 0, 0, engine, world), b(1, 0, 0, engine, world);
-  CHECK(world.one_cpu(a, {Req::Write, own.v}));
-  CHECK(world.one_cpu(a, {Req::Read, own.v}));
-  CHECK_THROWS_AS(world.one_cpu(b, {Req::Read, own.v}), std::logic_error);
+  CHECK(world.one_cpu(a.cpu(), {Req::Write, own.v}));
+  CHECK(world.one_cpu(a.cpu(), {Req::Read, own.v}));
+  CHECK_THROWS_AS(world.one_cpu(b.cpu(), {Req::Read, own.v}), std::logic_error);
   const LineId shared = world.new_line("shared", 0);
-  CHECK_FALSE(world.one_cpu(a, {Req::Write, shared.v}));
-  CHECK_FALSE(world.one_cpu(b, {Req::Write, shared.v}));
+  CHECK_FALSE(world.one_cpu(a.cpu(), {Req::Write, shared.v}));
+  CHECK_FALSE(world.one_cpu(b.cpu(), {Req::Write, shared.v}));
 }

@@ -59,7 +59,25 @@ void bind_scope(Scope scope, Mode mode, const std::vector<int>& task_node,
   }
 }
 
-Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b);
+// A plain program's loop (run_task): run_steps repeats the steps until the clock passes `stop`,
+// in one coroutine frame, instead of a frame per iteration.
+struct Iterations {
+  const Time& stop;
+  std::uint64_t ops_per_iteration;
+};
+
+Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b, const Iterations* loop = nullptr);
+
+[[noreturn]] void stalled_program(int stalled, int cpu);
+
+// After an iteration that began at `before`: the stall check and the will-it-scale counter.
+// True if RCU callbacks are due in this CPU's softirq time (the caller runs rcu_tick).
+bool end_iteration(Exec& e, TaskBinding& b, Time before, std::uint64_t ops, int& stalled) {
+  if (e.now() != before) stalled = 0;
+  else if (++stalled == kMaxStalledIterations) stalled_program(stalled, e.cpu());
+  if (ops) b.counter.add(e.now(), ops);
+  return b.slub && b.slub->rcu_tick_due(e);
+}
 
 // Take up to `count` of the pool's oldest objects, leaving `keep`, into objs. A shared pool is
 // one access for the whole step (a batched dequeue), which the caller makes first.
@@ -217,16 +235,28 @@ Co<void> bulk(Exec& e, const Step& s, TaskBinding& b) {
 // and pushes its body on an explicit stack of levels, and the level's end releases the lock. A
 // coroutine per step or per lock body would allocate a frame each time, and the steps rarely
 // suspend.
-Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b) {
+Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b, const Iterations* loop) {
   std::vector<TaskBinding::Level>& levels = b.levels;
   const std::size_t base = levels.size();
+  int stalled = 0;  // iterations in a row that took no simulated time
+  Time before = e.now();
+  if (loop && e.now() >= loop->stop) co_return;
   levels.push_back({steps.data(), steps.data() + steps.size(), nullptr});
   while (levels.size() > base) {
     TaskBinding::Level& level = levels.back();
     if (level.next == level.end) {
       const Step* lock = level.lock;
       levels.pop_back();
-      if (!lock) continue;
+      if (!lock) {
+        if (!loop) continue;
+        // An iteration is over: RCU callbacks whose grace period ended run in this CPU's
+        // softirq time, then the next iteration begins, unless the window is over.
+        if (end_iteration(e, b, before, loop->ops_per_iteration, stalled)) co_await b.slub->rcu_tick(e);
+        if (e.now() >= loop->stop) continue;
+        before = e.now();
+        levels.push_back({steps.data(), steps.data() + steps.size(), nullptr});
+        continue;
+      }
       const std::uint32_t id = b.locks[lock->object];
       if (lock->kind == LockKind::Spinlock) co_await e.unlock(SpinLockId{id});
       else if (lock->write) co_await e.up_write(RwsemId{id});
@@ -390,7 +420,7 @@ BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
 
 namespace {
 
-[[noreturn]] void stalled_program(int stalled, int cpu) {
+void stalled_program(int stalled, int cpu) {
   throw StalledProgram(fmt::format(
       "an iteration of the program takes no simulated time ({} in a row on CPU {}): the run could never "
       "end. Every iteration needs work, an access or an allocator call that happens (a free from an "
@@ -444,11 +474,8 @@ Co<void> run_roles(Exec& exec, const Program& p, std::vector<TaskBinding*> copie
       b.blocked = false;
       b.instance = (b.task + role.instance) % b.nr_task;
       co_await run_steps(exec, role.steps, b);
-      if (exec.now() != before) stalled = 0;
-      else if (++stalled == kMaxStalledIterations) stalled_program(stalled, exec.cpu());
       const std::uint64_t ops = static_cast<std::uint64_t>(role.ops_per_iteration) + b.own_taken;
-      if (ops) b.counter.add(exec.now(), ops);
-      if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);
+      if (end_iteration(exec, b, before, ops, stalled)) co_await b.slub->rcu_tick(exec);
     }
     // A woken process other than the one running preempts it at this boundary.
     while (woken && !woken->empty() && woken->front() == i) woken->pop_front();
@@ -478,20 +505,8 @@ Co<void> run_task(Exec& exec, const Program& p, std::vector<TaskBinding*> copies
     co_await run_roles(exec, p, std::move(copies), stop, wakeup_preempts);
     co_return;
   }
-  TaskBinding& b = *copies.front();
-  int stalled = 0;  // iterations in a row that took no simulated time
-  while (exec.now() < stop) {
-    const Time before = exec.now();
-    co_await run_steps(exec, p.steps, b);
-    if (exec.now() != before) {
-      stalled = 0;
-    } else if (++stalled == kMaxStalledIterations) {
-      stalled_program(stalled, exec.cpu());
-    }
-    b.counter.add(exec.now(), static_cast<std::uint64_t>(p.ops_per_iteration));
-    // RCU callbacks whose grace period ended run in this CPU's softirq time.
-    if (b.slub && b.slub->rcu_tick_due(exec)) co_await b.slub->rcu_tick(exec);
-  }
+  const Iterations loop{stop, static_cast<std::uint64_t>(p.ops_per_iteration)};
+  co_await run_steps(exec, p.steps, *copies.front(), &loop);
 }
 
 }  // namespace slubsim

@@ -51,16 +51,39 @@ class Coherence {
 
   // A line untouched for longer than the cache residency has been evicted everywhere: it is in
   // memory only, and the next access pays the DRAM latency from its home.
+  bool ages_out(const Line& l, Time t) const {
+    return c_.line_residency > 0 && t - l.last_access > c_.line_residency && l.spinner < 0;
+  }
   void age(Line& l, Time t) const {
-    if (c_.line_residency > 0 && t - l.last_access > c_.line_residency && l.spinner < 0) {
+    if (ages_out(l, t)) {
       l.owner = -1;
       l.sharers.clear();
     }
     l.last_access = std::max(l.last_access, t);
   }
 
-  // Each returns when the access completes, for a CPU that issues it at t.
+  // Each returns when the access completes, for a CPU that issues it at t. The line already
+  // held by the CPU alone, and not aged out, is the common case: it is inline, the rest out of
+  // line (read_slow, write_slow), with the same result.
   Time read(Line& l, int cpu, Time t) const {
+    if (l.owner == cpu && !ages_out(l, t)) [[likely]] {
+      l.last_access = std::max(l.last_access, t);
+      return t + c_.cache_hit;
+    }
+    return read_slow(l, cpu, t);
+  }
+  Time write(Line& l, int cpu, Time t) const {
+    if (l.owner == cpu && l.spinner < 0 && l.sharers.empty() && !ages_out(l, t)) [[likely]] {
+      l.last_access = std::max(l.last_access, t);
+      const Time done = std::max(t, l.busy_until) + c_.atomic_local;
+      l.busy_until = done;
+      ++l.version;
+      return done;
+    }
+    return write_slow(l, cpu, t);
+  }
+
+  [[gnu::noinline]] Time read_slow(Line& l, int cpu, Time t) const {
     age(l, t);
     if (l.has_copy(cpu)) return t + c_.cache_hit;
     Time start = std::max(t, l.busy_until);
@@ -72,7 +95,7 @@ class Coherence {
     return l.busy_until;
   }
 
-  Time write(Line& l, int cpu, Time t) const {
+  [[gnu::noinline]] Time write_slow(Line& l, int cpu, Time t) const {
     age(l, t);
     Time start = std::max(t, l.busy_until);
     Time cost = 0;

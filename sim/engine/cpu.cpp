@@ -14,7 +14,7 @@ void Cpu::start(Co<void> root, Time t) {
 }
 
 bool Cpu::begin(const Request& req) {
-  if (one_cpu_inline_ && now_ < engine_.next_timer() && world_.one_cpu(*this, req)) {
+  if (one_cpu_inline_ && now_ < engine_.next_timer() && world_.one_cpu(cpu(), req)) {
     if (!process(req)) throw std::logic_error("cpu: a one-CPU object's request had to wait");
     return true;
   }

@@ -41,23 +41,11 @@ RwsemId World::new_rwsem(std::string_view cls, std::string_view instance, int ho
   return {static_cast<std::uint32_t>(rwsems_.size() - 1)};
 }
 
-bool World::one_cpu(const Cpu& cpu, const Request& r) {
-  std::uint32_t line = r.id;
-  switch (r.kind) {
-    case Req::Read:
-    case Req::Write: break;
-    case Req::SpinLock:
-    case Req::SpinTrylock:
-    case Req::SpinUnlock: line = locks_[r.id].line; break;
-    default: line = rwsems_[r.id].line; break;
-  }
-  int& only = lines_[line].only_cpu;
-  if (only == Line::kAnyCpu) return false;
-  if (only != cpu.cpu()) {
-    if (only != Line::kNoCpuYet)
-      throw std::logic_error("world: an object declared one-CPU (Reach::OneCpu) is touched by a second CPU");
-    only = cpu.cpu();
-  }
+bool World::claim_one_cpu(int cpu, const Request& r) {
+  int& only = lines_[line_of(r)].only_cpu;
+  if (only != Line::kNoCpuYet)
+    throw std::logic_error("world: an object declared one-CPU (Reach::OneCpu) is touched by a second CPU");
+  only = cpu;
   return true;
 }
 
@@ -316,7 +304,7 @@ Time World::up(Cpu& cpu, Rwsem& s, Time t, bool write) {
   }
   if (s.writer < 0 && s.readers == 0) s.stat.at_time(*grid_, s.held_since).held(t - s.held_since);
   Time done = coh_.write(word, c, t);
-  if (s.writer < 0 && s.readers == 0) grant_rwsem_waiters(s, c, done);
+  if (s.writer < 0 && s.readers == 0 && !s.queue.empty()) grant_rwsem_waiters(s, c, done);
   return done;
 }
 

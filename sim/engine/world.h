@@ -44,7 +44,12 @@ class World : public Shared {
   Outcome process(Cpu& cpu, const Request& r, Time t);
   // True if r is for an object of Reach::OneCpu (models/exec.h): it may be granted out of
   // global order. Throws if a second CPU touches such an object.
-  bool one_cpu(const Cpu& cpu, const Request& r);
+  bool one_cpu(int cpu, const Request& r) {
+    const int only = lines_[line_of(r)].only_cpu;
+    if (only == cpu) [[likely]] return true;
+    if (only == Line::kAnyCpu) return false;
+    return claim_one_cpu(cpu, r);
+  }
   // A CPU spun from `from` to `to` before lock request r was granted; in_slab: it waited in
   // allocator code. The waiter's call chain (e's frames) names the spin in stack_waits().
   void note_wait(const Request& r, bool in_slab, Time from, Time to, const Exec& e);
@@ -76,6 +81,19 @@ class World : public Shared {
   std::uint64_t requests() const { return requests_; }
 
  private:
+  // The line a request touches (a lock's word).
+  std::uint32_t line_of(const Request& r) const {
+    switch (r.kind) {
+      case Req::Read:
+      case Req::Write: return r.id;
+      case Req::SpinLock:
+      case Req::SpinTrylock:
+      case Req::SpinUnlock: return locks_[r.id].line;
+      default: return rwsems_[r.id].line;
+    }
+  }
+  // The first touch of a one-CPU object binds it to its CPU; a second CPU is an error.
+  [[gnu::noinline]] bool claim_one_cpu(int cpu, const Request& r);
   int class_index(std::string_view cls);
   Outcome spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only);
   Time spin_unlock(Cpu& cpu, QSpinLock& l, Time t);

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sim/run/point_store.h"
 #include "sim/run/why.h"
@@ -269,24 +271,28 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
 }
 
 json lkp_matrix(const std::vector<json>& runs) {
-  json m = json::object();
+  // Keys in first-seen order; each run's values found through a hash index (a run holds
+  // hundreds of keys, and an ordered json object looks a key up by linear search).
   std::vector<std::string> keys;
-  for (const auto& r : runs)
-    for (auto it = r.begin(); it != r.end(); ++it)
-      if (!m.contains(it.key())) {
-        m[it.key()] = json::array();
-        keys.push_back(it.key());
-      }
+  std::unordered_set<std::string> seen;
+  std::vector<std::unordered_map<std::string, const json*>> index(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (auto it = runs[i].begin(); it != runs[i].end(); ++it) {
+      index[i].emplace(it.key(), &it.value());
+      if (seen.insert(it.key()).second) keys.push_back(it.key());
+    }
   json out = json::object();
+  auto& members = out.get_ref<json::object_t&>();  // keys are unique: append without a search
   for (const auto& k : keys) {
     json arr = json::array();
     bool all_zero = true;
-    for (const auto& r : runs) {
-      json v = r.contains(k) ? r[k] : json(0);
+    for (const auto& run : index) {
+      const auto it = run.find(k);
+      json v = it != run.end() ? *it->second : json(0);
       if (!is_zero(v)) all_zero = false;
-      arr.push_back(v);
+      arr.push_back(std::move(v));
     }
-    if (!all_zero) out[k] = arr;
+    if (!all_zero) members.emplace_back(k, std::move(arr));
   }
   return out;
 }
