@@ -92,3 +92,22 @@ TEST_CASE("stop: a point is abandoned only once the stop has outlasted the grace
   CHECK_FALSE(none.armed());
   CHECK_NOTHROW(none.check());
 }
+
+TEST_CASE("engine: a CPU has one event queued at most; times past the key's range are refused") {
+  Engine e;
+  std::vector<int> log;
+  Recorder cpu(1), timer;
+  cpu.log = timer.log = &log;
+  cpu.id = 1;
+  timer.id = 0;
+  e.schedule(10, &cpu);
+  CHECK_THROWS_AS(e.schedule(20, &cpu), std::logic_error);  // its one event is queued
+  e.schedule(10, &timer);
+  e.schedule(10, &timer);  // timers may queue several
+  CHECK_THROWS_AS(e.schedule(Engine::kMaxTime, &timer), std::logic_error);
+  e.run();
+  CHECK(log == std::vector<int>{0, 0, 1});
+  e.schedule(30, &cpu);  // fired: it may be queued again
+  e.run();
+  CHECK(log.back() == 1);
+}

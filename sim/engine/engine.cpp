@@ -38,10 +38,17 @@ void Engine::sift_down(std::size_t i, Event e) noexcept {
 
 void Engine::schedule(Time t, Process* p) {
   if (t < now_) throw std::logic_error("engine: event scheduled in the past");
+  if (t >= kMaxTime) throw std::logic_error("engine: event later than the queue's key can order");
+  if (p->rank() == Process::kTimerRank) {
+    const auto later = std::upper_bound(timers_.begin(), timers_.end(), t,
+                                        [](Time x, const TimerEvent& e) { return x < e.t; });
+    timers_.insert(later, {t, p});
+    return;
+  }
   if (p->rank() > kMaxRank) throw std::logic_error("engine: process rank out of range");
-  if (seq_ > kMaxSeq) throw std::logic_error("engine: more events scheduled than the key can order");
-  if (p->rank() == Process::kTimerRank) timers_.insert(std::upper_bound(timers_.begin(), timers_.end(), t), t);
-  const Event e{key_of(t, p->rank(), seq_++), p};
+  if (p->queued_) throw std::logic_error("engine: a process of rank 1 or more scheduled twice");
+  p->queued_ = true;
+  const Event e{key_of(t, p->rank()), p};
   if (hole_) {
     hole_ = false;
     sift_down(0, e);
@@ -65,12 +72,23 @@ void Engine::fill_hole() noexcept {
   if (!heap_.empty()) sift_down(0, last);
 }
 
+bool Engine::fire_timer() {
+  const TimerEvent t = timers_.front();
+  timers_.erase(timers_.begin());
+  now_ = t.t;
+  ++events_;
+  t.p->fire();
+  return true;
+}
+
 bool Engine::step() {
-  if (empty()) return false;
+  if (heap_.empty()) return !timers_.empty() && fire_timer();
+  // A timer goes first at its time (rank 0).
+  if (!timers_.empty() && timers_.front().t <= time_of(heap_[0].key)) return fire_timer();
   const Event e = heap_.front();
   open_hole();
   now_ = time_of(e.key);
-  if (rank_of(e.key) == Process::kTimerRank) timers_.erase(timers_.begin());  // the earliest
+  e.p->queued_ = false;
   ++events_;
   try {
     e.p->fire();

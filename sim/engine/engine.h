@@ -1,12 +1,14 @@
-// The discrete-event engine: a clock and a queue of (time, sequence, process) events.
+// The discrete-event engine: a clock and a queue of events, each a (time, process) pair.
 //
 // Few concepts, as in SimPy: the Engine owns time; a Process is anything that can be woken at
 // a time. Order is total and stable: earlier time first, then lower rank (timers are rank 0,
-// CPU c is rank c + 1), then earlier scheduling. A CPU has at most one event queued, so events
-// at one time fire in an order fixed by the model, not by the host's order of scheduling them.
+// CPU c is rank c + 1), then, among timers at one time, earlier scheduling. A process of rank
+// 1 or more (a CPU) has at most one event queued (schedule throws otherwise), so events at one
+// time fire in an order fixed by the model, not by the host's order of scheduling them.
 // CPUs run ahead on their own clocks and only enter the queue when they touch shared state
 // (sim/engine/cpu.h), so the queue holds at most one event per CPU plus timers.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -25,7 +27,9 @@ class Process {
   std::uint32_t rank() const noexcept { return rank_; }
 
  private:
+  friend class Engine;
   std::uint32_t rank_;
+  bool queued_ = false;  // rank 1 or more: its one event is queued
 };
 
 // A callback at a time (measurement snapshots, settle edges, samples). Rank 0: at a time a CPU
@@ -47,14 +51,14 @@ class Engine {
   void schedule(Time t, Process* p);
   // True if a process of `rank` whose clock reads t may act now: nothing queued comes before
   // (t, rank) (the process itself is not queued).
-  bool may_act_at(Time t, std::uint32_t rank) const noexcept { return key_of(t, rank, 0) < front_key(); }
+  bool may_act_at(Time t, std::uint32_t rank) const noexcept { return key_of(t, rank) < front_key(); }
   // The time of the earliest queued timer (kForever: none). A process may act on state no one
   // else can see before it (sim/engine/cpu.h, one-CPU objects) while its clock is before this:
   // timers read the whole model and move the tasks' stop time.
-  Time next_timer() const noexcept { return timers_.empty() ? kForever : timers_.front(); }
+  Time next_timer() const noexcept { return timers_.empty() ? kForever : timers_.front().t; }
   // Move the clock to t (t >= now) for an access made without queueing.
   void advance(Time t) noexcept { now_ = t; }
-  bool empty() const noexcept { return heap_.size() == (hole_ ? 1u : 0u); }
+  bool empty() const noexcept { return timers_.empty() && heap_.size() == (hole_ ? 1u : 0u); }
 
   // Fire the next event. False if there is none.
   bool step();
@@ -63,46 +67,54 @@ class Engine {
   static constexpr std::uint64_t kWatchEvery = 1 << 14;
   void run(const std::function<void()>& watch = {});
 
+  // What the queue's key can hold: ranks for sim/machine's kMaxCpus CPUs, and simulated times
+  // below 2^50 ps (about 19 minutes).
+  static constexpr int kRankBits = 13;
+  static constexpr std::uint32_t kMaxRank = (1u << kRankBits) - 1;
+  static constexpr Time kMaxTime = Time{1} << (63 - kRankBits);
+
  private:
-  // One key orders the queue: the time in the high half, then the rank (24 bits), then the
-  // sequence number (40 bits) (t >= 0). (t, rank, seq) is a total order, so the firing order is
-  // the same for any correct priority queue; a single 128-bit compare lets the child choice
-  // below be branch-free.
-  using Key = unsigned __int128;
+  // Processes of rank 1 or more wait in a heap ordered by one 64-bit key: the time in the high
+  // bits, the rank in the low ones. A CPU has one event at most, so (time, rank) is a total
+  // order and the firing order is the same for any correct priority queue. Timers (rank 0, a
+  // handful) wait apart, in a vector sorted by time and then scheduling order; a timer fires
+  // before the heap's front when its time is not later.
+  using Key = std::uint64_t;
   struct Event {
     Key key;
     Process* p;
   };
-  static constexpr int kSeqBits = 40;
-  static constexpr std::uint64_t kMaxRank = (1ull << (64 - kSeqBits)) - 1;
-  static constexpr std::uint64_t kMaxSeq = (1ull << kSeqBits) - 1;
-  static Key key_of(Time t, std::uint32_t rank, std::uint64_t seq) noexcept {
-    return (static_cast<Key>(static_cast<std::uint64_t>(t)) << 64) |
-           (static_cast<std::uint64_t>(rank) << kSeqBits) | seq;
+  struct TimerEvent {
+    Time t;
+    Process* p;
+  };
+  static Key key_of(Time t, std::uint32_t rank) noexcept {
+    return (static_cast<Key>(t) << kRankBits) | rank;
   }
-  static std::uint32_t rank_of(Key k) noexcept {
-    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(k) >> kSeqBits);
-  }
-  static Time time_of(Key k) noexcept { return static_cast<Time>(static_cast<std::uint64_t>(k >> 64)); }
-  // A 4-ary min-heap: half the levels of a binary one, and a node's four children on two host
-  // cache lines.
+  static Time time_of(Key k) noexcept { return static_cast<Time>(k >> kRankBits); }
+  // A 4-ary min-heap: half the levels of a binary one, and a node's four children (16 bytes
+  // each) on one host cache line.
   static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i, Event e) noexcept;
   void sift_down(std::size_t i, Event e) noexcept;
   // The event being fired leaves a hole at the root: the first event scheduled while it fires
   // (mostly the same CPU's next sync) fills it with one sift down, instead of a pop's sift down
-  // and a push's sift up. While the hole is open, the next event is the least of the root's
-  // children (next_key_).
+  // and a push's sift up. While the hole is open, the heap's next event is the least of the
+  // root's children (next_key_).
   void open_hole() noexcept;
   void fill_hole() noexcept;
   static constexpr Key kNoKey = ~Key{0};
-  Key front_key() const noexcept { return hole_ ? next_key_ : heap_.empty() ? kNoKey : heap_[0].key; }
+  Key heap_front_key() const noexcept { return hole_ ? next_key_ : heap_.empty() ? kNoKey : heap_[0].key; }
+  Key front_key() const noexcept {
+    const Key h = heap_front_key();
+    return timers_.empty() ? h : std::min(h, key_of(timers_.front().t, Process::kTimerRank));
+  }
+  bool fire_timer();
   std::vector<Event> heap_;
   bool hole_ = false;
   Key next_key_ = kNoKey;
-  std::vector<Time> timers_;  // the times of queued timers, ascending (a handful)
+  std::vector<TimerEvent> timers_;  // by time, then scheduling order
   Time now_ = 0;
-  std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
 };
 
