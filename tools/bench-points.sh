@@ -42,24 +42,33 @@ kernels=${3:-v6.17,v7.0}
 bash tools/setup.sh build >/dev/null
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# The two builds of a pair run on the same host CPU: on a virtual machine the CPUs can differ by
+# a third in speed for hours (measured 2026-12-04: 1.40 against 1.95 s for one point), far more
+# than the steps being compared. SLUBSIM_BENCH_CPU picks it (default: the first one we may use).
+pin=""
+if command -v taskset >/dev/null; then
+  cpu=${SLUBSIM_BENCH_CPU:-$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')}
+  pin="taskset -c $cpu"
+fi
 if [[ -n "$against" ]]; then
   rev=$(git rev-parse --short=12 "$against")
   wt=build-against/$rev
   [ -d "$wt" ] || git worktree add --detach "$wt" "$rev" >/dev/null
-  SLUBSIM_TARGET=slubsim_point_bench bash "$wt/tools/setup.sh" "$wt/build" >/dev/null
+  # setup.sh works from its own tree: the build directory is given absolute.
+  SLUBSIM_TARGET=slubsim_point_bench bash "$wt/tools/setup.sh" "$PWD/$wt/build" >/dev/null
   cases=("v7.0 512 amd-turin-2s-512t mmap1" "v6.17 512 amd-turin-2s-512t mmap1"
          "v7.0 512 amd-turin-2s-512t mmap1 settle" "v6.17 512 amd-turin-2s-512t mmap1 settle"
          "v7.0 256 intel-gnr-2s-344t-4n mmap2" "v6.17 256 intel-gnr-2s-344t-4n mmap2")
   for ((i = 0; i < reps; i++)); do
     for c in "${cases[@]}"; do
       # shellcheck disable=SC2086
-      { echo -n "build=this case=${c// /_} "; ./build/slubsim_point_bench $c; } >> "$out"
+      { echo -n "build=this case=${c// /_} "; $pin ./build/slubsim_point_bench $c; } >> "$out"
       # shellcheck disable=SC2086
-      { echo -n "build=$rev case=${c// /_} "; "$wt/build/slubsim_point_bench" $c; } >> "$out"
+      { echo -n "build=$rev case=${c// /_} "; $pin "$wt/build/slubsim_point_bench" $c; } >> "$out"
     done
   done
-  python3 - "$out" "$rev" <<'PY'
-import sys, statistics
+  PIN_CPU=${cpu:-} python3 - "$out" "$rev" <<'PY'
+import os, sys, statistics
 rev = sys.argv[2]
 rows = [dict(kv.split("=", 1) for kv in l.split()) for l in open(sys.argv[1]) if l.startswith("build=")]
 med = statistics.median
@@ -80,7 +89,8 @@ for c in cases:
             print()
 bare = [float(r["bare_engine_events_per_s"]) for r in rows]
 print(f"{len(rows) // (2 * len(cases))} alternated pairs per case; speed-up = the median over pairs of "
-      f"{rev}'s wall per simulated ms over this build's; bare heap {med(bare) / 1e6:.1f} M events/s in this sitting")
+      f"{rev}'s wall per simulated ms over this build's; bare heap {med(bare) / 1e6:.1f} M events/s in this sitting"
+      + (f"; both builds on host CPU {os.environ['PIN_CPU']}" if os.environ.get("PIN_CPU") else ""))
 PY
   exit 0
 fi
