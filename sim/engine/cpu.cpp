@@ -13,22 +13,9 @@ void Cpu::start(Co<void> root, Time t) {
   engine_.schedule(t, this);
 }
 
-bool Cpu::begin(const Request& req) {
-  if (one_cpu_inline_ && now_ < engine_.next_timer() && world_.one_cpu(cpu(), req)) {
-    if (!process(req)) throw std::logic_error("cpu: a one-CPU object's request had to wait");
-    return true;
-  }
-  if (!engine_.may_act_at(now_, rank())) {
-    pending_ = req;
-    state_ = State::Syncing;
-    return false;
-  }
-  engine_.advance(now_);
-  return process(req);
-}
-
-bool Cpu::process(const Request& req) {
-  Outcome o = world_.process(*this, req, now_);
+// Inline in begin, the path of every request.
+inline bool Cpu::process(const Request& req) {
+  Outcome o = world_.process(*this, cpu(), req, now_);
   if (o.granted) {
     charge(now_, o.done);
     now_ = o.done;
@@ -41,6 +28,20 @@ bool Cpu::process(const Request& req) {
   sleeping_ = o.sleeps;
   wait_since_ = now_;
   return false;
+}
+
+bool Cpu::begin(const Request& req) {
+  if (one_cpu_inline_ && now_ < engine_.next_timer() && world_.one_cpu(cpu(), req)) {
+    if (!process(req)) throw std::logic_error("cpu: a one-CPU object's request had to wait");
+    return true;
+  }
+  if (!engine_.may_act_at(now_, rank())) {
+    pending_ = req;
+    state_ = State::Syncing;
+    return false;
+  }
+  engine_.advance(now_);
+  return process(req);
 }
 
 void Cpu::park(std::coroutine_handle<> h) {

@@ -132,30 +132,7 @@ Time World::handoff(int from, int to, const Line& l) const {
                            static_cast<double>(m_.transfer(from, to, l.home_socket)) + 0.5);
 }
 
-Outcome World::process(Cpu& cpu, const Request& r, Time t) {
-  ++requests_;
-  switch (r.kind) {
-    case Req::Read:
-      return {true, coh_.read(lines_[r.id], cpu.cpu(), t)};
-    case Req::Write:
-      return {true, coh_.write(lines_[r.id], cpu.cpu(), t)};
-    case Req::SpinLock:
-      return spin_lock(cpu, locks_[r.id], t, false);
-    case Req::SpinTrylock:
-      return spin_lock(cpu, locks_[r.id], t, true);
-    case Req::SpinUnlock:
-      return {true, spin_unlock(cpu, locks_[r.id], t)};
-    case Req::DownRead:
-      return down(cpu, rwsems_[r.id], t, false);
-    case Req::DownWrite:
-      return down(cpu, rwsems_[r.id], t, true);
-    case Req::UpRead:
-      return {true, up(cpu, rwsems_[r.id], t, false)};
-    case Req::UpWrite:
-      return {true, up(cpu, rwsems_[r.id], t, true)};
-  }
-  throw std::logic_error("world: unknown request");
-}
+void World::unknown_request() { throw std::logic_error("world: unknown request"); }
 
 // --- queued spinlock ---------------------------------------------------------------------
 

@@ -41,7 +41,23 @@ class World : public Shared {
   RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node, Reach reach) override;
   LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
 
-  Outcome process(Cpu& cpu, const Request& r, Time t);
+  // Inline: a CPU's every request passes here (mostly to a one-CPU lock); the work is out of line.
+  // c: cpu's number (Cpu is incomplete here).
+  Outcome process(Cpu& cpu, int c, const Request& r, Time t) {
+    ++requests_;
+    switch (r.kind) {
+      case Req::Read: return {true, coh_.read(lines_[r.id], c, t)};
+      case Req::Write: return {true, coh_.write(lines_[r.id], c, t)};
+      case Req::SpinLock: return spin_lock(cpu, locks_[r.id], t, false);
+      case Req::SpinTrylock: return spin_lock(cpu, locks_[r.id], t, true);
+      case Req::SpinUnlock: return {true, spin_unlock(cpu, locks_[r.id], t)};
+      case Req::DownRead: return down(cpu, rwsems_[r.id], t, false);
+      case Req::DownWrite: return down(cpu, rwsems_[r.id], t, true);
+      case Req::UpRead: return {true, up(cpu, rwsems_[r.id], t, false)};
+      case Req::UpWrite: return {true, up(cpu, rwsems_[r.id], t, true)};
+    }
+    unknown_request();
+  }
   // True if r is for an object of Reach::OneCpu (models/exec.h): it may be granted out of
   // global order. Throws if a second CPU touches such an object.
   bool one_cpu(int cpu, const Request& r) {
@@ -81,6 +97,7 @@ class World : public Shared {
   std::uint64_t requests() const { return requests_; }
 
  private:
+  [[noreturn]] static void unknown_request();
   // The line a request touches (a lock's word).
   std::uint32_t line_of(const Request& r) const {
     switch (r.kind) {
