@@ -202,3 +202,15 @@ TEST_CASE("job: a warm-up or window shorter than three grace periods draws a war
   REQUIRE(w.size() == 1);
   CHECK(w[0].find("two 1000 us ticks") != std::string::npos);
 }
+
+TEST_CASE("job: a run longer than the event queue can order is refused as input") {
+  auto req = small_request();
+  req.duration = "1000s";  // under an hour, over the queue's key (sim/engine/engine.h)
+  CHECK_THROWS_WITH_AS(resolve_job(req), doctest::Contains("under 15 minutes"), ConfigError);
+  req.warmup = "";
+  req.duration = "";
+  req.settle_cap = "1200s";
+  CHECK_THROWS_WITH_AS(resolve_job(req), doctest::Contains("15 minutes"), ConfigError);
+  req.settle_cap = "900s";
+  CHECK_NOTHROW(resolve_job(req));
+}

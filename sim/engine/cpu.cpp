@@ -3,7 +3,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/machine/topology.h"
+
 namespace slubsim {
+
+// CPU c is rank c + 1 in the event queue, whose key holds ranks up to Engine::kMaxRank.
+static_assert(kMaxCpus + 1 <= static_cast<int>(Engine::kMaxRank), "the event queue's key must hold every CPU's rank");
 
 void Cpu::start(Co<void> root, Time t) {
   root_.emplace(std::move(root));

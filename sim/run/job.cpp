@@ -15,6 +15,7 @@
 #include "models/slub/page_alloc.h"
 #include "sim/config/trace_import.h"
 #include "sim/config/workload_json.h"
+#include "sim/engine/engine.h"
 #include "sim/machine/topology.h"
 #include "sim/run/parallel.h"
 #include "workloads/task.h"
@@ -473,16 +474,20 @@ Job resolve_job(const JobRequest& req) {
   const std::string warmup = req.warmup.empty() ? kFixedWarmup : req.warmup;
   job.duration = parse_duration(duration, "--duration");
   job.warmup = warmup == "0" ? 0 : parse_duration(warmup, "--warmup");
-  if (job.duration + job.warmup > 3600 * kSec)
-    throw ConfigError("command line", "--duration", "warm-up plus duration must stay under an hour of simulated time");
+  // The longest run a job may ask for: the event queue orders times below Engine::kMaxTime
+  // (about 18.8 minutes), and tasks run a little past their stop (the iteration in progress).
+  constexpr Time kLongestRun = 15 * 60 * kSec;
+  static_assert(kLongestRun + kLongestRun / 4 < Engine::kMaxTime, "runs must fit the event queue's key");
+  if (job.duration + job.warmup > kLongestRun)
+    throw ConfigError("command line", "--duration", "warm-up plus duration must stay under 15 minutes of simulated time");
   job.settle_rule.ci_target = parse_percent(req.settle_ci, "--settle-ci");
   job.settle_rule.cap = parse_duration(req.settle_cap, "--settle-cap");
   job.settle_rule.step = kSettleStep;
   if (job.settle_rule.ci_target <= 0 || job.settle_rule.ci_target > 1)
     throw ConfigError("command line", "--settle-ci", "must be above 0% and at most 100%");
-  if (job.settle_rule.cap < kSettleStep * kMinSettleIntervals || job.settle_rule.cap > 3600 * kSec)
+  if (job.settle_rule.cap < kSettleStep * kMinSettleIntervals || job.settle_rule.cap > kLongestRun)
     throw ConfigError("command line", "--settle-cap",
-                      fmt::format("must be between {} ms and an hour of simulated time",
+                      fmt::format("must be between {} ms and 15 minutes of simulated time",
                                   to_us(kSettleStep * kMinSettleIntervals) / 1000.0));
   const Time span = job.settle ? job.settle_rule.cap : job.warmup + job.duration;
   if (!req.interval.empty()) {
