@@ -43,8 +43,8 @@ bash tools/setup.sh build >/dev/null
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # The two builds of a pair run on the same host CPU: on a virtual machine the CPUs can differ by
-# a third in speed for hours (measured 2026-12-04: 1.40 against 1.95 s for one point), far more
-# than the steps being compared. SLUBSIM_BENCH_CPU picks it (default: the first one we may use).
+# a third in speed for long stretches (measured 2026-12-04: 1.40 against 1.95 s for one point),
+# far more than the steps being compared. SLUBSIM_BENCH_CPU picks it (default: the first one we may use).
 pin=""
 if command -v taskset >/dev/null; then
   cpu=${SLUBSIM_BENCH_CPU:-$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')}
@@ -87,9 +87,11 @@ for c in cases:
             print(f" {med(ratios):8.2f}x {'yes' if same else 'no (a model change)'}")
         else:
             print()
-bare = [float(r["bare_engine_events_per_s"]) for r in rows]
+# Each build's own bare heap: a change to the engine changes it, so host speed is read off REV's.
+bare = {b: med(float(r["bare_engine_events_per_s"]) for r in rows if r["build"] == b) for b in ("this", rev)}
 print(f"{len(rows) // (2 * len(cases))} alternated pairs per case; speed-up = the median over pairs of "
-      f"{rev}'s wall per simulated ms over this build's; bare heap {med(bare) / 1e6:.1f} M events/s in this sitting"
+      f"{rev}'s wall per simulated ms over this build's; bare heap in this sitting {bare[rev] / 1e6:.1f} M "
+      f"events/s by {rev}'s engine, {bare['this'] / 1e6:.1f} M by this one's"
       + (f"; both builds on host CPU {os.environ['PIN_CPU']}" if os.environ.get("PIN_CPU") else ""))
 PY
   exit 0
