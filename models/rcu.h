@@ -13,6 +13,8 @@
 namespace slubsim {
 
 // What a callback does, as data (a coroutine lambda's captures would not outlive the queue).
+// 16 bytes: when it becomes ready is kept once per segment of the queue (RcuQueue), not per
+// callback, so a round reads each callback once, and a grace period later that read is cold.
 struct RcuCallback {
   enum Kind : std::uint8_t {
     FreeObject,      // mt_free_rcu / classic kfree_rcu of one object: kmem_cache_free after the GP
@@ -23,9 +25,8 @@ struct RcuCallback {
   Kind kind = FreeObject;
   int cache = -1;
   void* ptr = nullptr;  // the object, the Sheaf*, or the Slab*
-  Time ready = 0;         // fixed grace periods: when its grace period has ended
-  std::uint64_t gp = 0;   // grace periods from ticks: the grace period it waits for
 };
+static_assert(sizeof(void*) != 8 || sizeof(RcuCallback) == 16, "a callback is two words");
 
 // How many ready callbacks a CPU invokes at one softirq point (kernel/rcu/tree.c rcu_do_batch):
 // at most max(blimit, ready >> divisor) when the CPU has other work; a CPU whose queue grew past
@@ -99,12 +100,14 @@ class TickGracePeriods {
   Time last_end_ = 0;
 };
 
+// Each CPU's callbacks in queue order, cut into segments by the grace period they wait for
+// (kernel/rcu/rcu_segcblist.c keeps one list cut at gp_seq boundaries): the callbacks of one
+// segment become ready together, so readiness is decided per segment and no callback is read
+// before it is invoked.
 class RcuQueue {
  public:
   void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}, bool from_ticks = false) {
     per_cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
-    known_ready_.assign(static_cast<std::size_t>(nr_cpus), 0);
-    flood_.assign(static_cast<std::size_t>(nr_cpus), false);
     grace_ = grace_period;
     limits_ = limits;
     from_ticks_ = from_ticks;
@@ -120,53 +123,80 @@ class RcuQueue {
   // as one batch (kernel/rcu/tree.c: callbacks advance segment by segment with the gp_seq, and
   // rcu_do_batch invokes the ready segment).
   void call_rcu(int cpu, Time now, RcuCallback cb) {
-    cb.ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
-    cb.gp = ticks_.current() + 1;
-    per_cpu_[cpu].push_back(cb);
-    if (per_cpu_[cpu].size() > limits_.qhimark) flood_[cpu] = true;  // __call_rcu_core
+    CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
+    const Time ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
+    const std::uint64_t gp = ticks_.current() + 1;
+    if (q.segs.empty() || q.segs.back().ready != ready || q.segs.back().gp != gp) q.segs.push_back({ready, gp, 0});
+    ++q.segs.back().count;
+    q.cbs.push_back(cb);
+    if (q.cbs.size() > limits_.qhimark) q.flood = true;  // __call_rcu_core
   }
   // How many of `cpu`'s callbacks to invoke at a softirq point at `now` (rcu_do_batch's bl,
   // capped by what is ready); call batch_done after invoking them.
   // The ready callbacks are a prefix of the queue: a CPU queues them in time order, and what is
   // ready stays ready. So the count of the prefix found ready so far only moves on.
   std::size_t batch(int cpu, Time now) const {
-    const auto& q = per_cpu_[cpu];
-    std::size_t& ready = known_ready_[cpu];
-    while (ready < q.size() && is_ready(q[ready], now)) ++ready;
-    if (limits_.blimit == 0) return ready;
-    std::size_t bl = flood_[cpu] ? limits_.flood_blimit : std::max(limits_.blimit, ready >> limits_.divisor);
-    return std::min(ready, bl);
+    const CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
+    while (q.ready_segs < q.segs.size() && is_ready(q.segs[q.ready_segs], now)) q.ready += q.segs[q.ready_segs++].count;
+    if (limits_.blimit == 0) return q.ready;
+    std::size_t bl = q.flood ? limits_.flood_blimit : std::max(limits_.blimit, q.ready >> limits_.divisor);
+    return std::min(q.ready, bl);
   }
   // When a round of `n` callbacks that starts at `start` must stop, whatever is left.
   Time batch_deadline(std::size_t n, Time start) const {
     return limits_.time_limit > 0 && n > limits_.time_limit_above ? start + limits_.time_limit : kForever;
   }
   void batch_done(int cpu) {
-    if (flood_[cpu] && per_cpu_[cpu].size() <= limits_.qlowmark) flood_[cpu] = false;
+    CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
+    if (q.flood && q.cbs.size() <= limits_.qlowmark) q.flood = false;
   }
   // Callbacks of `cpu` whose grace period ended by `now`, oldest first.
   bool ready(int cpu, Time now) const {
-    const auto& q = per_cpu_[cpu];
-    return !q.empty() && is_ready(q.front(), now);
+    const CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
+    return !q.segs.empty() && is_ready(q.segs.front(), now);
   }
   RcuCallback pop(int cpu) {
-    RcuCallback cb = per_cpu_[cpu].front();
-    per_cpu_[cpu].pop_front();
-    if (known_ready_[cpu] > 0) --known_ready_[cpu];
+    CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
+    RcuCallback cb = q.cbs.front();
+    q.cbs.pop_front();
+    if (--q.segs.front().count == 0) {
+      q.segs.pop_front();
+      if (q.ready_segs > 0) --q.ready_segs;
+    }
+    if (q.ready > 0) --q.ready;
     return cb;
   }
-  const std::deque<RcuCallback>& pending(int cpu) const { return per_cpu_[cpu]; }
+  const std::deque<RcuCallback>& pending(int cpu) const { return per_cpu_[static_cast<std::size_t>(cpu)].cbs; }
+  // When pending(cpu)[i] becomes ready (fixed grace periods).
+  Time ready_time(int cpu, std::size_t i) const {
+    for (const Segment& g : per_cpu_[static_cast<std::size_t>(cpu)].segs) {
+      if (i < g.count) return g.ready;
+      i -= g.count;
+    }
+    return kForever;
+  }
   int nr_cpus() const { return static_cast<int>(per_cpu_.size()); }
 
  private:
-  bool is_ready(const RcuCallback& c, Time now) const {
-    return from_ticks_ ? c.gp <= ticks_.completed() : c.ready <= now;
+  // Consecutive callbacks of one CPU that wait for the same grace period.
+  struct Segment {
+    Time ready = 0;         // fixed grace periods: when its grace period has ended
+    std::uint64_t gp = 0;   // grace periods from ticks: the grace period it waits for
+    std::size_t count = 0;  // its callbacks still queued
+  };
+  struct CpuQueue {
+    std::deque<RcuCallback> cbs;
+    std::deque<Segment> segs;
+    mutable std::size_t ready_segs = 0;  // a prefix of segs known ready
+    mutable std::size_t ready = 0;       // their callbacks still queued
+    bool flood = false;
+  };
+  bool is_ready(const Segment& g, Time now) const {
+    return from_ticks_ ? g.gp <= ticks_.completed() : g.ready <= now;
   }
-  std::vector<std::deque<RcuCallback>> per_cpu_;
-  mutable std::vector<std::size_t> known_ready_;  // per CPU: a prefix of per_cpu_ known ready
+  std::vector<CpuQueue> per_cpu_;
   bool from_ticks_ = false;
   TickGracePeriods ticks_;
-  std::vector<bool> flood_;
   Time grace_ = 0;
   RcuBatchLimits limits_;
 };

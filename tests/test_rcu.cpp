@@ -17,10 +17,10 @@ TEST_CASE("rcu: callbacks queued during one grace period become ready together a
   q.call_rcu(0, 999, {RcuCallback::FreeObject, 0, nullptr});
   q.call_rcu(0, 1000, {RcuCallback::FreeObject, 0, nullptr});
   q.call_rcu(1, 1500, {RcuCallback::FreeObject, 0, nullptr});
-  CHECK(q.pending(0)[0].ready == 2000);
-  CHECK(q.pending(0)[1].ready == 2000);
-  CHECK(q.pending(0)[2].ready == 3000);
-  CHECK(q.pending(1)[0].ready == 3000);
+  CHECK(q.ready_time(0, 0) == 2000);
+  CHECK(q.ready_time(0, 1) == 2000);
+  CHECK(q.ready_time(0, 2) == 3000);
+  CHECK(q.ready_time(1, 0) == 3000);
   // A CPU sees its ready batch, oldest first, and nothing of another CPU's.
   CHECK_FALSE(q.ready(0, 1999));
   CHECK(q.ready(0, 2000));
@@ -216,7 +216,7 @@ TEST_CASE("rcu: the ready count follows queueing, pops and time like a scan of t
       case 1: if (!q.pending(cpu).empty()) q.pop(cpu); break;
       default: {
         std::size_t scan = 0;
-        for (const auto& cb : q.pending(cpu)) scan += cb.ready <= now[cpu];
+        for (std::size_t i = 0; i < q.pending(cpu).size(); ++i) scan += q.ready_time(cpu, i) <= now[cpu];
         REQUIRE(q.batch(cpu, now[cpu]) == scan);
       }
     }

@@ -115,7 +115,7 @@ struct Rig {
   void tick(int cpu) { run_now(slub->rcu_tick(e(cpu))); }
   // Move CPU cpu's clock to `delta` before the moment its newest callback becomes ready.
   void until_ready(int cpu, Time delta = 0) {
-    Time ready = slub->rcu().pending(cpu).back().ready;
+    Time ready = slub->rcu().ready_time(cpu, slub->rcu().pending(cpu).size() - 1);
     e(cpu).spend(ready - delta - e(cpu).now());
   }
 

@@ -59,6 +59,7 @@ struct KmemCache {
   std::vector<std::uint32_t> random_seq;  // CONFIG_SLAB_FREELIST_RANDOM object order
   StatCounters stats{};
   std::int64_t slabs_allocated = 0;  // slabs alive now, all nodes
+  std::int64_t rcu_objects = 0;      // objects in FreeObject callbacks still queued, all CPUs
 
   const std::string& name() const { return spec.name; }
   void stat(Stat s, std::uint64_t n = 1) { stats[static_cast<int>(s)] += n; }

@@ -210,7 +210,14 @@ void Slub::call_rcu_free(Exec& e, KmemCache& s, void* obj) {
 
 void Slub::call_rcu(Exec& e, RcuCallback cb) {
   e.spend(p_.costs.call_rcu);
+  if (cb.kind == RcuCallback::FreeObject) ++caches_[cb.cache]->rcu_objects;
   rcu_.call_rcu(e.cpu(), e.now(), cb);
+}
+
+RcuCallback Slub::pop_callback(int cpu) {
+  RcuCallback cb = rcu_.pop(cpu);
+  if (cb.kind == RcuCallback::FreeObject) --caches_[cb.cache]->rcu_objects;
+  return cb;
 }
 
 // A FreeObject callback up to its free: the object's slab, with the cold lines it costs.
@@ -256,7 +263,7 @@ Co<void> Slub::rcu_round(Exec& e) {
   std::size_t n = rcu_.batch(e.cpu(), e.now());
   const Time deadline = rcu_.batch_deadline(n, e.now());
   for (; n > 0 && e.now() < deadline; --n) {
-    RcuCallback cb = rcu_.pop(e.cpu());
+    RcuCallback cb = pop_callback(e.cpu());
     e.spend(p_.costs.rcu_callback);
     if (cb.kind == RcuCallback::FreeObject) {
       // run_callback's commonest case inline: most frees end on the fast path.
@@ -310,7 +317,7 @@ Co<void> Slub::rcu_barrier(Exec& e) {
   // Run every CPU's callbacks as if their grace periods had ended, each charged to e.
   for (int c = 0; c < rcu_.nr_cpus(); ++c)
     while (!rcu_.pending(c).empty()) {
-      RcuCallback cb = rcu_.pop(c);
+      RcuCallback cb = pop_callback(c);
       co_await run_callback(e, cb);
     }
 }
@@ -645,10 +652,7 @@ LayerCounts Slub::layers(const KmemCache& s) const {
   l.sheaves = cc.sheaves;
   l.barn = cc.barn;
   l.prefilled = cc.prefilled;
-  l.rcu = cc.rcu;
-  for (int c = 0; c < rcu_.nr_cpus(); ++c)
-    for (const auto& cb : rcu_.pending(c))
-      if (cb.kind == RcuCallback::FreeObject && cb.cache == s.index) ++l.rcu;
+  l.rcu = cc.rcu + s.rcu_objects;
   l.sheaf_structs = cc.sheaf_structs;
   l.sheaf_bytes = cc.sheaf_structs * static_cast<std::int64_t>(sheaf_struct_bytes(s.sheaf_capacity));
   l.in_use = objects - on_slab_freelists - l.cpu_freelist - l.sheaves - l.barn - l.rcu - l.prefilled;

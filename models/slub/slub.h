@@ -105,6 +105,8 @@ class Slub {
   Co<Sheaf*> refill_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf, std::uint32_t n);
   Co<void> return_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf);
   void call_rcu(Exec& e, RcuCallback cb);
+  // The next callback of `cpu`, off its queue.
+  RcuCallback pop_callback(int cpu);
   Co<void> run_callback(Exec& e, const RcuCallback& cb);
   const RcuQueue& rcu() const { return rcu_; }
 
