@@ -73,6 +73,9 @@ class Shared {
   // The line holding the lock word: data placed on it (nr_partial, the list head in
   // kmem_cache_node; the barn counters) moves together with the lock.
   virtual LineId lock_line(SpinLockId l) const = 0;
+  // For a while, only `cpu` can reach line l (Reach::OneCpu until further notice: a slab no
+  // other CPU can find, Slub::set_cpu_local_objects); cpu < 0: any CPU again.
+  virtual void set_line_reach(LineId l, int cpu) = 0;
 };
 
 // What a CPU's time is spent on, for the "why" report (a perf-profile-like split of each task's

@@ -24,6 +24,7 @@ class ImmediateShared final : public Shared {
     return {static_cast<std::uint32_t>(rw_.size() - 1)};
   }
   LineId lock_line(SpinLockId l) const override { return {lock_lines_.at(l.v)}; }
+  void set_line_reach(LineId, int) override {}
 
   // Lock bookkeeping for the execs.
   bool lock(std::uint32_t id, int cpu, bool try_only) {

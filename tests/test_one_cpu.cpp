@@ -34,14 +34,18 @@ void check_same(const RunResult& a, const RunResult& b) {
 }  // namespace
 
 TEST_CASE("one-CPU objects: the same results with and without granting them out of order") {
-  for (const char* kernel : {"v6.17", "v7.0"})
+  // mmap1 and brk1 in process mode also bind new slabs of caches without sheaves to their CPU
+  // (Slub::set_cpu_local_objects) until they are listed.
+  for (const char* workload : {"mmap1", "brk1"})
+  for (const char* kernel : {"v6.5", "v6.17", "v7.0"})
     for (const char* mode : {"process", "thread"}) {
+      CAPTURE(workload);
       CAPTURE(kernel);
       CAPTURE(mode);
       JobRequest req;
       req.home = test::source_dir();
       req.topology = "small-2s-8c";
-      req.workload = "mmap1";
+      req.workload = workload;
       req.kernel = kernel;
       req.mode = mode;
       req.nr_task = "8";
@@ -72,4 +76,46 @@ TEST_CASE("one-CPU objects: a second CPU touching one is an error") {
   const LineId shared = world.new_line("shared", 0);
   CHECK_FALSE(world.one_cpu(a.cpu(), {Req::Write, shared.v}));
   CHECK_FALSE(world.one_cpu(b.cpu(), {Req::Write, shared.v}));
+  // A line bound for a while (a slab no other CPU can find) until it is released.
+  world.set_line_reach(shared, a.cpu());
+  CHECK(world.one_cpu(a.cpu(), {Req::Write, shared.v}));
+  CHECK_THROWS_AS(world.one_cpu(b.cpu(), {Req::Read, shared.v}), std::logic_error);
+  world.set_line_reach(shared, -1);
+  CHECK_FALSE(world.one_cpu(b.cpu(), {Req::Write, shared.v}));
+}
+
+TEST_CASE("one-CPU objects: new slabs are bound to their CPU only when objects stay with their CPU") {
+  auto run = [](const char* workload, const char* mode, bool inline_granted) {
+    JobRequest req;
+    req.home = test::source_dir();
+    req.topology = "small-2s-8c";
+    req.workload = workload;
+    req.kernel = "v6.17";
+    req.mode = mode;
+    req.nr_task = "8";
+    req.warmup = "200us";
+    req.duration = "1ms";
+    const Job job = resolve_job(req);
+    RunSpec spec = point_spec(job, {0, 0, 0});
+    spec.options.one_cpu_inline = inline_granted;
+    return simulate(spec);
+  };
+  // Objects handed between tasks (cross-free's node pools): no slab is bound, so nothing
+  // throws, and the results are the same.
+  const RunResult a = run("cross-free", "process", true), b = run("cross-free", "process", false);
+  check_same(a, b);
+  CHECK(a.events == b.events);
+  // Which programs keep their objects on the allocating CPU.
+  auto stays = [](const char* workload, Mode mode) {
+    JobRequest req;
+    req.home = test::source_dir();
+    req.topology = "small-2s-8c";
+    req.workload = workload;
+    return objects_stay_on_cpu(resolve_job(req).program, mode);
+  };
+  CHECK(stays("mmap1", Mode::Process));
+  CHECK(stays("brk1", Mode::Process));
+  CHECK(stays("mmap1", Mode::Thread));  // the mm's lock is shared, its objects' pools are the task's
+  CHECK_FALSE(stays("cross-free", Mode::Process));     // node pools
+  CHECK_FALSE(stays("sched-messaging", Mode::Process)); // roles and hand-offs
 }

@@ -344,7 +344,20 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b, cons
   }
 }
 
+bool steps_keep_objects(const std::vector<Step>& steps) {
+  for (const Step& s : steps)
+    if (s.to != Dest::Own || !steps_keep_objects(s.body)) return false;
+  return true;
+}
+
 }  // namespace
+
+bool objects_stay_on_cpu(const Program& p, Mode mode) {
+  if (!p.roles.empty()) return false;
+  for (const auto& decl : p.pools)
+    if (decl.handoff || reach_of(decl.scope, mode) != Reach::OneCpu) return false;
+  return steps_keep_objects(p.steps);
+}
 
 BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,
                           const std::vector<int>& task_node, int nr_nodes, slub::Slub* slub) {

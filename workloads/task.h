@@ -169,6 +169,12 @@ struct BoundProgram {
   std::vector<TaskBinding> tasks;
 };
 
+// True if every object the program allocates stays with its CPU until that CPU frees it: no
+// roles (they time-share a CPU for different instances), every pool private to its task (or its
+// mm in process mode), and no step hands objects to another task's pool
+// (slub::Slub::set_cpu_local_objects).
+bool objects_stay_on_cpu(const Program& p, Mode mode);
+
 // Instantiate every declared object for a run and bind each task to its instances.
 // task_node[i] is the node of task i's CPU. slub may be null for programs without caches.
 BoundProgram bind_program(const Program& p, Shared& shared, Mode mode,

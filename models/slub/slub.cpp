@@ -459,6 +459,9 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
   slab->host_order = SlabArena::order_for(slab->objects * kHostObjectBytes);
   slab->base = arena_.alloc(slab->host_order);
   slab->line = take_line(got);
+  // No other CPU can find a fresh slab until it is listed, nor hold its objects (see
+  // set_cpu_local_objects); sheaves and barns move objects between CPUs.
+  if (cpu_local_objects_ && s.sheaf_capacity == 0) shared_.set_line_reach(slab->line, e.cpu());
   slab->id = next_slab_id_++;
   slab->slot = all_slabs_[s.index].size();
   all_slabs_[s.index].push_back(slab);
@@ -487,6 +490,7 @@ Co<void> Slub::discard_slab(Exec& e, KmemCache& s, Slab* slab) {
   list[slab->slot] = list.back();
   list[slab->slot]->slot = slab->slot;
   list.pop_back();
+  shared_.set_line_reach(slab->line, -1);
   free_lines_[slab->node].push_back(slab->line);
   int node = slab->node, order = slab->order;
   arena_.free(slab->base, slab->host_order);
@@ -496,6 +500,7 @@ Co<void> Slub::discard_slab(Exec& e, KmemCache& s, Slab* slab) {
 
 Co<void> Slub::add_partial(Exec& e, KmemCacheNode& n, Slab* slab, bool tail) {
   Slab* neighbour = tail ? n.partial_tail : n.partial_head;
+  shared_.set_line_reach(slab->line, -1);  // listed: any CPU on the node may take it now
   co_await e.write(n.line);  // nr_partial, list head
   co_await e.write(slab->line);
   if (neighbour) co_await e.write(neighbour->line);

@@ -69,6 +69,13 @@ class Slub {
   // The CPUs that run tasks: with grace periods from ticks, only they hold a period up.
   void set_busy_cpus(const std::vector<int>& cpus) { rcu_.grace_periods().set_busy(cpus); }
   std::uint64_t grace_periods_ended() const { return rcu_.grace_periods().ended(); }
+  // The workload promises that every object stays with the CPU that allocated it until that CPU
+  // frees it (process mode, task-private pools, no hand-offs). Then a new slab of a cache
+  // without sheaves can be reached by no other CPU until it goes on a node's partial list (or
+  // is discarded): its line is bound to its CPU until then (Shared::set_line_reach), and the
+  // driver grants its accesses out of global order, as for Reach::OneCpu. The driver checks the
+  // promise: another CPU touching a bound line is an error.
+  void set_cpu_local_objects(bool on) { cpu_local_objects_ = on; }
 
   // kmem_cache_alloc / kmem_cache_alloc_node: try alloc_fast, and co_await alloc() if it
   // returns nullptr (alloc() also works alone). nullptr from alloc() = out of memory.
@@ -163,6 +170,7 @@ class Slub {
   std::vector<std::pair<Time, Time>> qs_last_;  // per CPU: last tick, its qs_blocked() then
   SlabArena arena_;  // slab pages and page -> slab
   std::vector<std::vector<LineId>> free_lines_;             // per node, reused for new slabs
+  bool cpu_local_objects_ = false;
   std::vector<std::vector<Slab*>> all_slabs_;               // per cache, for validation
   std::unordered_set<const void*> in_use_;                   // validation: objects held by users
   std::unordered_set<const void*> rcu_objects_;              // kfree_rcu'd, callback pending

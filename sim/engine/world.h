@@ -40,6 +40,7 @@ class World : public Shared {
   SpinLockId new_spinlock(std::string_view cls, std::string_view instance, int home_node, Reach reach) override;
   RwsemId new_rwsem(std::string_view cls, std::string_view instance, int home_node, Reach reach) override;
   LineId lock_line(SpinLockId l) const override { return {locks_[l.v].line}; }
+  void set_line_reach(LineId l, int cpu) override { lines_[l.v].only_cpu = cpu >= 0 ? cpu : Line::kAnyCpu; }
 
   // Inline: a CPU's every request passes here (mostly to a one-CPU lock); the work is out of line.
   // c: cpu's number (Cpu is incomplete here).

@@ -138,6 +138,7 @@ Simulation::Simulation(const RunSpec& spec)
   for (int k = 0; k < copies_; ++k) copy_node.insert(copy_node.end(), task_node.begin(), task_node.end());
   bound_ = bind_program(program_, world_, spec.mode, copy_node, m_.nr_nodes, slub_.get());
   if (spec.trace) replay_ = bind_trace(*spec.trace, spec.replay, world_, task_node);
+  else if (slub_ && objects_stay_on_cpu(program_, spec.mode)) slub_->set_cpu_local_objects(true);
   if (!spec.settle && on_steps_) {
     wfrom_ = static_cast<int>(spec.warmup / step_);
     wto_ = static_cast<int>((spec.warmup + spec.duration) / step_);
