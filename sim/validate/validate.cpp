@@ -265,27 +265,56 @@ bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std:
   }
   // Largest rows first: better packing on the host threads; results go to fixed slots.
   std::stable_sort(todo.begin(), todo.end(), [](const Unit& a, const Unit& b) { return a.nr_task > b.nr_task; });
-  std::vector<std::vector<JobResult>> parts(runs.size());
-  for (std::size_t i = 0; i < runs.size(); ++i) parts[i].resize(runs[i].job.nr_tasks.size());
-  ProgressMeter meter(shard ? "validate shard " + shard->text() : "validate", todo.size(), 0, o.quiet);
-  parallel_for(todo.size(), host_threads(o.jobs), [&](std::size_t k) {
-    const Unit& u = todo[k];
-    const VariantRun& vr = runs[u.run];
-    Job one = vr.job;  // the same job with one row: a row's simulation does not depend on the others
+  // The same job with one row: a row's simulation does not depend on the others.
+  auto one_row = [&](const Unit& u) {
+    Job one = runs[u.run].job;
     one.nr_tasks = {u.nr_task};
     one.request.jobs = 1;
-    parts[u.run][u.row] = run_job(one, {});
-    const auto& r = parts[u.run][u.row];
-    if (keep[u.run]) {
-      const int nruns = vr.job.request.runs;
-      for (int run = 0; run < nruns; ++run)
-        keep[u.run]->save({0, static_cast<std::size_t>(run), u.row}, r.runs[0][run][0], r.wall_seconds[0] / nruns);
+    return one;
+  };
+  // A row that is the same simulation as another's (a variant two tables share, such as Zhao
+  // Liu's 3accabda4 baseline: every result-changing request field and input file the same, as
+  // a stored point is matched on resume) is simulated once; `first[k]` is the unit that runs it.
+  std::vector<std::size_t> first(todo.size());
+  std::vector<std::size_t> distinct;
+  {
+    std::map<std::string, std::size_t> seen;
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      json d = job_description(one_row(todo[k]));
+      d["nr_task"] = todo[k].nr_task;
+      const auto [it, fresh] = seen.emplace(d.dump(), k);
+      first[k] = it->second;
+      if (fresh) distinct.push_back(k);
     }
+  }
+  std::vector<std::vector<JobResult>> parts(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) parts[i].resize(runs[i].job.nr_tasks.size());
+  auto keep_row = [&](const Unit& u) {
+    if (!keep[u.run]) return;
+    const auto& r = parts[u.run][u.row];
+    const int nruns = runs[u.run].job.request.runs;
+    for (int run = 0; run < nruns; ++run)
+      keep[u.run]->save({0, static_cast<std::size_t>(run), u.row}, r.runs[0][run][0], r.wall_seconds[0] / nruns);
+  };
+  ProgressMeter meter(shard ? "validate shard " + shard->text() : "validate", distinct.size(), 0, o.quiet);
+  parallel_for(distinct.size(), host_threads(o.jobs), [&](std::size_t d) {
+    const Unit& u = todo[distinct[d]];
+    const VariantRun& vr = runs[u.run];
+    parts[u.run][u.row] = run_job(one_row(u), {});
+    keep_row(u);
+    const auto& r = parts[u.run][u.row];
     meter.point_done(fmt::format("{} {} {} nr_task={}: {} ops/s, {:.2f} s", vr.experiment->id,
                                  vr.experiment->topologies[vr.topology].name, vr.variant->name, u.nr_task,
                                  r.runs[0][0][0].ops_per_sec, r.wall_total));
   });
   meter.finish();
+  for (std::size_t k = 0; k < todo.size(); ++k)
+    if (first[k] != k) {
+      const Unit& u = todo[k];
+      const Unit& f = todo[first[k]];
+      parts[u.run][u.row] = parts[f.run][f.row];
+      keep_row(u);
+    }
   for (auto& store : keep)
     if (store) store->flush();
   if (shard) return present + todo.size() == units.size();

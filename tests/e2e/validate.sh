@@ -255,4 +255,12 @@ for bad in missing notpin; do
   [ ! -e "$tmp/ccbad-out/scoreboard.md" ] || fail "cross-check $bad: wrote a scoreboard"
 done
 
+# A row two tables share is simulated once: Zhao Liu's two GNR tables both have the 3accabda4
+# baseline (the same request fields and inputs), 6 of their 54 rows; both tables get its result.
+"$bin" validate --only seed-zhao-liu-maple-capacity-gnr,seed-zhao-liu-spare-sheaf-gnr --jobs 2 \
+  --warmup 1ms --duration 1ms --out "$tmp/shared" >/dev/null 2>"$tmp/shared.err" || fail "shared rows: $(tail -3 "$tmp/shared.err")"
+grep -q "validate \[48/48\]" "$tmp/shared.err" || fail "shared rows: not 48 simulations: $(grep -o 'validate \[[0-9]*/[0-9]*\]' "$tmp/shared.err" | tail -1)"
+g="$tmp/shared/seed-zhao-liu-%s-gnr/intel-gnr-2s-344t-4n/3accabda4/stats.json"
+cmp -s "$(printf "$g" maple-capacity)" "$(printf "$g" spare-sheaf)" || fail "shared rows: the two tables' 3accabda4 differ"
+
 echo "e2e.validate: all checks passed"
