@@ -4,6 +4,7 @@
 // This file: resolving a JobRequest into a Job and running its points.
 #include "sim/run/job.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -724,6 +725,11 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
     account(u, before->second);
   }
 
+  // Largest task counts first, as validate orders its rows: the longest points start first, so
+  // the host threads finish together (results go to fixed slots; only progress order changes).
+  std::stable_sort(todo.begin(), todo.end(), [&](const PointKey& a, const PointKey& b) {
+    return job.nr_tasks[a.row] > job.nr_tasks[b.row];
+  });
   auto t0 = std::chrono::steady_clock::now();
   parallel_for(todo.size(), std::max(1, host_threads(job.request.jobs)), [&](std::size_t i) {
     const PointKey& u = todo[i];
