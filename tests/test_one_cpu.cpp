@@ -31,6 +31,20 @@ void check_same(const RunResult& a, const RunResult& b) {
     for (int k = 0; k < slub::kNrStats; ++k) CHECK(a.caches[i].stats[k] == b.caches[i].stats[k]);
 }
 
+// A short point of `workload` on small-2s-8c, 8 tasks, 200 us + 1 ms.
+JobRequest point_request(const char* workload, const char* kernel, const char* mode) {
+  JobRequest req;
+  req.home = test::source_dir();
+  req.topology = "small-2s-8c";
+  req.workload = workload;
+  req.kernel = kernel;
+  req.mode = mode;
+  req.nr_task = "8";
+  req.warmup = "200us";
+  req.duration = "1ms";
+  return req;
+}
+
 }  // namespace
 
 TEST_CASE("one-CPU objects: the same results with and without granting them out of order") {
@@ -42,16 +56,7 @@ TEST_CASE("one-CPU objects: the same results with and without granting them out 
       CAPTURE(workload);
       CAPTURE(kernel);
       CAPTURE(mode);
-      JobRequest req;
-      req.home = test::source_dir();
-      req.topology = "small-2s-8c";
-      req.workload = workload;
-      req.kernel = kernel;
-      req.mode = mode;
-      req.nr_task = "8";
-      req.warmup = "200us";
-      req.duration = "1ms";
-      const Job job = resolve_job(req);
+      const Job job = resolve_job(point_request(workload, kernel, mode));
       RunSpec spec = point_spec(job, {0, 0, 0});
       const RunResult inline_granted = simulate(spec);
       spec.options.one_cpu_inline = false;
@@ -86,16 +91,7 @@ TEST_CASE("one-CPU objects: a second CPU touching one is an error") {
 
 TEST_CASE("one-CPU objects: new slabs are bound to their CPU only when objects stay with their CPU") {
   auto run = [](const char* workload, const char* mode, bool inline_granted) {
-    JobRequest req;
-    req.home = test::source_dir();
-    req.topology = "small-2s-8c";
-    req.workload = workload;
-    req.kernel = "v6.17";
-    req.mode = mode;
-    req.nr_task = "8";
-    req.warmup = "200us";
-    req.duration = "1ms";
-    const Job job = resolve_job(req);
+    const Job job = resolve_job(point_request(workload, "v6.17", mode));
     RunSpec spec = point_spec(job, {0, 0, 0});
     spec.options.one_cpu_inline = inline_granted;
     return simulate(spec);
@@ -107,11 +103,7 @@ TEST_CASE("one-CPU objects: new slabs are bound to their CPU only when objects s
   CHECK(a.events == b.events);
   // Which programs keep their objects on the allocating CPU.
   auto stays = [](const char* workload, Mode mode) {
-    JobRequest req;
-    req.home = test::source_dir();
-    req.topology = "small-2s-8c";
-    req.workload = workload;
-    return objects_stay_on_cpu(resolve_job(req).program, mode);
+    return objects_stay_on_cpu(resolve_job(point_request(workload, "v6.17", "process")).program, mode);
   };
   CHECK(stays("mmap1", Mode::Process));
   CHECK(stays("brk1", Mode::Process));
