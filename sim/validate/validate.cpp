@@ -274,13 +274,16 @@ bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std:
   };
   // A row that is the same simulation as another's (a variant two tables share, such as Zhao
   // Liu's 3accabda4 baseline: every result-changing request field and input file the same, as
-  // a stored point is matched on resume) is simulated once; `first[k]` is the unit that runs it.
+  // a stored point is matched on resume, and the same task count) is simulated once; `first[k]`
+  // is the unit that runs it.
   std::vector<std::size_t> first(todo.size());
   std::vector<std::size_t> distinct;
   {
+    std::vector<json> described(runs.size());
     std::map<std::string, std::size_t> seen;
     for (std::size_t k = 0; k < todo.size(); ++k) {
-      json d = job_description(one_row(todo[k]));
+      json& d = described[todo[k].run];
+      if (d.is_null()) d = job_description(runs[todo[k].run].job);
       d["nr_task"] = todo[k].nr_task;
       const auto [it, fresh] = seen.emplace(d.dump(), k);
       first[k] = it->second;
