@@ -168,11 +168,20 @@ TEST_CASE("job: kernels and capacities multiply into variants") {
   CHECK(j.variants[2].label == "v7.0_sheaf_capacity=32");
   REQUIRE(j.notes.size() == 2);
   CHECK(j.notes[1].find("v6.17 has no sheaves") == 0);
-  // A capacity for a cache 6.18 has no sheaves for: 6.18 runs once too.
+  // A capacity for a cache 6.18 has no sheaves for, and no other kernel: the setting would change
+  // nothing, so it is refused rather than run as the kernel's own under the setting's label.
   req.kernel = "v6.18";
   req.sheaf_capacity = "kmalloc-256=16,32";
+  CHECK_THROWS_WITH_AS(resolve_job(req), doctest::Contains("no kernel of the job (v6.18) has sheaves"), ConfigError);
+  // One capacity, one kernel without sheaves among others: it runs once, under its own name.
+  req.kernel = "v6.17,v7.0";
+  req.sheaf_capacity = "maple_node=64";
   j = resolve_job(req);
-  CHECK(j.variants.size() == 1);
+  REQUIRE(j.variants.size() == 2);
+  CHECK(j.variants[0].label == "v6.17");
+  CHECK(j.variants[0].capacity.text.empty());
+  CHECK(j.variants[1].label == "v7.0_sheaf_capacity=maple_node=64");
+  req.sheaf_capacity = "32,64";
   req.kernel = "v9.9";
   CHECK_THROWS_AS(resolve_job(req), ConfigError);
 }

@@ -162,7 +162,13 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
   }
   for (const auto& name : names) {
     if (std::none_of(job.caches.begin(), job.caches.end(), [&](const slub::CacheSpec& c) { return c.name == name; }))
-      throw ConfigError("command line", "--caches", fmt::format("cache '{}' is not in the caches file", name));
+      throw ConfigError("command line", "--caches",
+                        fmt::format("cache '{}' is not in the caches file{}", name,
+                                    did_you_mean(name, [&] {
+                                      std::vector<std::string> known;
+                                      for (const auto& c : job.caches) known.push_back(c.name);
+                                      return known;
+                                    }())));
     auto it = std::find_if(sheaves.begin(), sheaves.end(), [&](const SheafCapacity& s) { return s.cache == name; });
     if (it == sheaves.end())
       throw ConfigError("command line", "--caches",
@@ -435,6 +441,29 @@ json advice_json(const AdvisePlan& plan, const std::vector<RowSearch>& searches,
       row["best"] = nullptr;
     }
     if (c.runner_up) row["runner_up"] = outcome_json(o[*c.runner_up]);
+    // A pick at an end of a knob's searched values: the answer may lie beyond what was searched.
+    // Not where the end's rung also stands for values past it (they run alike: a capacity below
+    // the automatic one, a barn limit never reached).
+    if (c.best) {
+      json edges = json::array();
+      for (const auto& w : rs.run.settings.at(*c.best).writes)
+        for (const CacheKnobs& ck : plan.caches) {
+          if (ck.cache != w.cache) continue;
+          const std::vector<int>& vals = ck.values[static_cast<int>(w.knob)];
+          if (vals.size() < 2) continue;
+          const bool top = w.value == vals.back(), bottom = w.value == vals.front();
+          if (!top && !bottom) continue;
+          bool grouped = false;
+          for (const Climb& cl : rs.climbs)
+            if (plan.caches[cl.cache].cache == w.cache && cl.knob == w.knob)
+              for (const Rung& g : cl.rungs)
+                if (g.value == w.value && !g.same.empty()) grouped = true;
+          if (grouped) continue;
+          edges.push_back(fmt::format("{} {} {} is the {} value searched", w.cache, knob_name(w.knob), w.value,
+                                      top ? "largest" : "smallest"));
+        }
+      if (!edges.empty()) row["at_edge"] = edges;
+    }
     // A setting whose window did not settle within the cap is never picked; when one ran faster
     // than the pick beyond the intervals, say so: a longer --settle-cap may answer for it.
     {
@@ -571,6 +600,10 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
                            row["runner_up"]["ops_per_sec"].get<double>());
     t += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", row["nr_task"].get<int>(), best, o, gain, mem, runner,
                      row["robustness"].get<std::string>());
+    if (row.contains("at_edge"))
+      t += fmt::format("|  | at the edge of the searched range: {}; a value beyond it may do better (widen "
+                       "--capacities / --max-full-sheaves / --max-empty-sheaves) | | | | | |\n",
+                       fmt::join(row["at_edge"].get<std::vector<std::string>>(), "; "));
     if (row.contains("faster_not_settled"))
       t += fmt::format("|  | faster, but not settled within the cap (a longer --settle-cap may settle it): {}, {} | | | | | |\n",
                        row["faster_not_settled"]["setting"].get<std::string>(), ops(row["faster_not_settled"]));
@@ -581,6 +614,21 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
   }
   t += fmt::format("\n{} simulations ({} search); {}\n", advice["points"].get<std::size_t>(),
                    advice["search"].get<std::string>(), advice["how"].get<std::string>());
+  // The kernel's defaults the gains are measured against, and what "robust" means.
+  std::vector<std::string> defaults;
+  for (const auto& c : advice["caches"]) {
+    std::vector<std::string> knobs;
+    for (const auto& [knob, d] : c["knobs"].items()) knobs.push_back(fmt::format("{} {}", knob, d["default"].get<int>()));
+    defaults.push_back(fmt::format("{}: {}", c["cache"].get<std::string>(), fmt::join(knobs, ", ")));
+  }
+  t += fmt::format("\ndefaults ({}'s own): {}\n", plan.kernel, fmt::join(defaults, "; "));
+  std::vector<std::string> ends;
+  for (const auto& b : advice["bounds"]) ends.push_back(b["name"].get<std::string>());
+  t += "robust: the pick, the runner-up and the defaults were run again at each end of the uncertain inputs' "
+       "stated ranges";
+  t += ends.empty() ? std::string(" (none here)") : fmt::format(" ({})", fmt::join(ends, ", "));
+  t += ", and the same setting won at every end; fragile: another setting won at some end (named), so the pick "
+       "depends on inputs the model does not know for this machine\n";
   return t;
 }
 

@@ -55,7 +55,7 @@ std::string option_error(const po::error& e, const po::options_description& desc
       if (!o->long_name().empty()) names.push_back(o->long_name());
     if (const std::string near = closest(given, names); !near.empty()) hint = fmt::format("; did you mean --{}?", near);
   }
-  return fmt::format("{}{}\n(see slubsim {} --help)", e.what(), hint, command);
+  return fmt::format("{}{}\n(see slubsim {}{}--help)", e.what(), hint, command, *command ? " " : "");
 }
 
 namespace {

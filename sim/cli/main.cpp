@@ -48,6 +48,7 @@ std::atomic<bool> g_stop{false};
 volatile std::sig_atomic_t g_signal = 0;
 
 char g_ack_tail[192] = "\n";  // filled before the handler is installed
+char g_quit_message[160] = "\n";
 
 void say(const char* s) {
   std::size_t n = 0;
@@ -57,7 +58,7 @@ void say(const char* s) {
 
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load()) {
-    say("slubsim: second signal: quitting now (points in flight are lost; --resume reruns them)\n");
+    say(g_quit_message);
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
@@ -79,12 +80,19 @@ extern "C" void on_stop_signal(int sig) {
   say(g_ack_tail);
 }
 
-void install_stop_handlers() {
+// `finish`: how the user finishes the job afterwards ("the same command with --resume" for run;
+// "the same command again" for sweep and advise, which resume by themselves and take no --resume).
+void install_stop_handlers(const char* finish) {
   const auto r = fmt::format_to_n(g_ack_tail, sizeof g_ack_tail - 1,
-                                  " point(s) in flight (each gets at most {:g} s more, then is abandoned and "
-                                  "rerun by --resume); a second signal quits now\n",
-                                  kStopGraceSeconds);
+                                  " point(s) in flight (each gets at most {:g} s more, then is abandoned; {} "
+                                  "reruns it); a second signal quits now\n",
+                                  kStopGraceSeconds, finish);
   *r.out = 0;
+  const auto q = fmt::format_to_n(g_quit_message, sizeof g_quit_message - 1,
+                                  "slubsim: second signal: quitting now (points in flight are lost; {} reruns "
+                                  "them)\n",
+                                  finish);
+  *q.out = 0;
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -96,8 +104,8 @@ void install_stop_handlers() {
 const char* kUsage = R"(slubsim: a discrete-event simulator of the Linux SLUB allocator on NUMA machines
 
 Usage:
-  slubsim                     the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU AMD box he named),
-                              simulated vs published, as a table; writes nothing
+  slubsim [--jobs N] [--quiet]  the main job: experiment T01 (Hao Li, mmap2 on the 4-node 192-CPU AMD box he
+                              named), simulated vs published, as a table; writes nothing
   slubsim run [OPTIONS]       run a job; lkp-format stats JSON to stdout, or files to --out DIR
   slubsim validate [OPTIONS]  run every experiment (configs/experiments) and score it against the published
                               tables: scoreboard to stdout, OUT/scoreboard.{md,json}; --calibrate fits
@@ -229,7 +237,7 @@ int run(std::vector<std::string> args) {
     control.on_point = [&](const PointKey& k, const RunResult& r, double wall) { store->save(k, r, wall); };
     control.on_variant = [&](std::size_t v, const JobResult& partial) { write_variant_results(out, job, partial, v); };
     control.stop = &g_stop;
-    install_stop_handlers();
+    install_stop_handlers("the same command with --resume");
   }
   JobResult result;
   try {
@@ -259,7 +267,7 @@ int run(std::vector<std::string> args) {
     std::cout << format_table(job, result);
   else if (out.empty())
     std::cout << stdout_stats(job, result).dump(2) << "\n";
-  if (why) std::cout << "\n" << format_why(job, result);
+  if (why) std::cout << "\n" << format_why(job, result, out);
   return 0;
 }
 
@@ -304,7 +312,7 @@ int sweep(std::vector<std::string> args) {
       std::cerr << fmt::format("slubsim: {} points in {} jobs: plan in {}\n", s.points.size(), s.jobs.size(), cmd.plan);
     if (cmd.out.empty()) return 0;
   }
-  install_stop_handlers();
+  install_stop_handlers("the same command again");
   const SweepOutcome o = run_sweep(s, cmd.out, shard, jobs, cmd.quiet, &g_stop);
   const std::string which = shard.n > 1 ? fmt::format("shard {}", shard.text()) : std::string("sweep");
   if (!o.complete) {
@@ -349,7 +357,7 @@ int advise(std::vector<std::string> args) {
     else write_file_atomically(cmd.plan, p.dump(1) + "\n");
     return 0;
   }
-  install_stop_handlers();
+  install_stop_handlers("the same command again");
   std::string table;
   if (!run_advise(plan, cmd.out, shard, jobs, cmd.quiet, &g_stop, &table)) return 128 + static_cast<int>(g_signal);
   std::cout << table;
@@ -490,11 +498,28 @@ int validate(const std::vector<std::string>& args) {
   return validate_command(o);
 }
 
-int default_job() {
+// The main job takes the options that change how it runs, not what: host threads and quiet.
+int default_job(const std::vector<std::string>& args) {
+  refuse_placeholders(args);
   ValidateOptions o;
   o.home = default_home();
   o.fits = o.home + "/configs/fits";
-  o.quiet = !isatty(STDERR_FILENO);  // progress on a terminal only
+  bool quiet = false;
+  po::options_description desc("The main job's options (slubsim [--jobs N] [--quiet])");
+  desc.add_options()
+      ("jobs,j", po::value(&o.jobs)->default_value(0),
+       "host threads simulating points at once (0 = one per host CPU); e.g. --jobs 2")
+      ("quiet,q", po::bool_switch(&quiet), "no progress meter");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "slubsim: error: command line: " << option_error(e, desc, "") << "\n";
+    return kExitBadInput;
+  }
+  if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
+  o.quiet = quiet || !isatty(STDERR_FILENO);  // progress on a terminal only
   o.write = false;
   o.duration = kDefaultDuration;
   o.warmup = kDefaultWarmup;
@@ -510,7 +535,7 @@ int default_job() {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) return default_job();
+    if (args.empty()) return default_job(args);
     if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       std::cout << kUsage << "\nRun 'slubsim run --help' for every option.\n";
       return 0;
@@ -519,14 +544,15 @@ int main(int argc, char** argv) {
       std::cout << fmt::format("slubsim {} (commit {})\n", kVersion, kCommit);
       return 0;
     }
+    if (args[0].size() > 1 && args[0][0] == '-') return default_job(args);  // options of the main job
     if (args[0] == "run") return run({args.begin() + 1, args.end()});
     if (args[0] == "validate") return validate({args.begin() + 1, args.end()});
     if (args[0] == "sweep") return sweep({args.begin() + 1, args.end()});
     if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
     if (args[0] == "advise") return advise({args.begin() + 1, args.end()});
-    const std::string near = closest(args[0], {"run", "validate", "sweep", "merge", "advise", "help", "version"});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'{}\n{}", args[0],
-                             near.empty() ? "" : fmt::format("; did you mean '{}'?", near), kUsage);
+                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "help", "version"}),
+                             kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {
     std::cerr << fmt::format("slubsim: error: {}: {}{}\n", e.file(),

@@ -97,6 +97,11 @@ std::string closest(std::string_view given, const std::vector<std::string>& cand
   return {};
 }
 
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates) {
+  const std::string near = closest(given, candidates);
+  return near.empty() ? std::string() : "; did you mean '" + near + "'?";
+}
+
 // Members for readers, allowed in every object of every config: they document, nothing reads them.
 constexpr std::string_view kDocumentationKeys[] = {"description", "note", "comment"};
 

@@ -21,6 +21,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate a misspelt `given` most likely meant (at most two edits and a third of the
 // longer name away), or "" if none is that close: for "did you mean".
 std::string closest(std::string_view given, const std::vector<std::string>& candidates);
+// "; did you mean 'NAME'?" for closest()'s NAME, or "" when none is close.
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates);
 
 // Bad input. main() prints "slubsim: error: FILE: FIELD: MESSAGE" and exits with code 2.
 class ConfigError : public std::runtime_error {

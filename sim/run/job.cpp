@@ -73,7 +73,7 @@ std::string resolve_config(const std::string& home, const std::string& dir,
       if (it->path().extension() == ".json") known.push_back(it->path().stem().string());
     std::sort(known.begin(), known.end());
     throw ConfigError(p.string(), option,
-                      fmt::format("unknown preset '{}'; known: {}", name_or_file,
+                      fmt::format("unknown preset '{}'{}; known: {}", name_or_file, did_you_mean(name_or_file, known),
                                   known.empty() ? "(none)" : fmt::format("{}", fmt::join(known, ", "))));
   }
   return p.string();
@@ -549,13 +549,17 @@ Job resolve_job(const JobRequest& req) {
     throw ConfigError("command line", "--sysfs",
                       "give the capacities as --sysfs CACHE/sheaf_capacity=N or as --sheaf-capacity, not both");
   auto capacities = req.sysfs.empty() ? parse_sheaf_capacity(req.sheaf_capacity) : parse_sysfs(req.sysfs);
+  std::vector<std::string> cache_names;
+  for (const auto& c : job.caches) cache_names.push_back(c.name);
   for (const auto& cap : capacities)
     for (const auto& setting : cap.knobs.all()) {
       const std::string& cache = setting.first;  // not a structured binding: clang 14 cannot capture one
       if (!cache.empty() && std::none_of(job.caches.begin(), job.caches.end(),
                                          [&](const slub::CacheSpec& c) { return c.name == cache; }))
-        throw ConfigError("command line", cap.option(), fmt::format("cache '{}' is not in {}", cache, caches_file));
+        throw ConfigError("command line", cap.option(),
+                          fmt::format("cache '{}' is not in {}{}", cache, caches_file, did_you_mean(cache, cache_names)));
     }
+  bool reached = false;  // some kernel has sheaves for a cache the capacity settings name
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
     Kernel k = parse_config(kfile, overrides, "kernel", [&](const json& d) { return parse_kernel(d, kfile); });
@@ -566,7 +570,7 @@ Job resolve_job(const JobRequest& req) {
       if (std::none_of(job.caches.begin(), job.caches.end(),
                        [&](const slub::CacheSpec& c) { return c.name == cache; }))
         throw ConfigError(kfile, "sheaf_capacity.value." + cache,
-                          fmt::format("cache '{}' is not in {}", cache, caches_file));
+                          fmt::format("cache '{}' is not in {}{}", cache, caches_file, did_you_mean(cache, cache_names)));
     }
     // A capacity setting applies to a kernel with sheaves for one of its caches (7.0: every cache;
     // 6.18/6.19: the caches its preset lists). A kernel without runs once, at its own settings.
@@ -579,8 +583,9 @@ Job resolve_job(const JobRequest& req) {
     for (const auto& given : capacities) {
       CapacitySetting cap = given;
       const auto knobs = cap.knobs.all();
-      if (!cap.text.empty() && capacities.size() > 1 &&
-          std::none_of(knobs.begin(), knobs.end(), [&](const auto& s) { return has_sheaves(s.first); })) {
+      const bool reaches = std::any_of(knobs.begin(), knobs.end(), [&](const auto& s) { return has_sheaves(s.first); });
+      if (!cap.text.empty() && reaches) reached = true;
+      if (!cap.text.empty() && !reaches) {
         if (dropped) continue;
         dropped = true;
         cap = CapacitySetting{};
@@ -613,6 +618,15 @@ Job resolve_job(const JobRequest& req) {
       job.variants.push_back(v);
     }
   }
+  // A setting no kernel of the job has sheaves for would change nothing: every variant would be
+  // the kernel's own, labelled with a setting it ignored.
+  if (!capacities.empty() && !capacities.front().text.empty() && !reached)
+    throw ConfigError("command line", capacities.front().option(),
+                      fmt::format("no kernel of the job ({}) has sheaves for the caches it names: the setting "
+                                  "would change nothing. Sheaves are in v6.18 and v6.19 for the caches their "
+                                  "presets list, and in every cache from v7.0; --kernel defaults to v6.17, which "
+                                  "has none (e.g. --kernel v6.17,v7.0)",
+                                  fmt::join(split_list(req.kernel), ", ")));
   return job;
 }
 

@@ -2,6 +2,7 @@
 
 #include "sim/run/version.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -327,6 +328,10 @@ static json variant_matrix(const Job& job, const JobResult& result, std::size_t 
   return m;
 }
 
+std::string variant_dir(const std::string& dir, const Job& job, std::size_t v) {
+  return job.variants.size() == 1 ? dir : (fs::path(dir) / job.variants[v].label).string();
+}
+
 json stdout_stats(const Job& job, const JobResult& result) {
   if (job.variants.size() == 1) return lkp_stats(variant_matrix(job, result, 0));
   json out = json::object();
@@ -344,7 +349,7 @@ struct File {
 
 void variant_files(const std::string& dir, const Job& job, const JobResult& result, std::size_t v,
                    std::vector<File>& files) {
-  fs::path d = job.variants.size() == 1 ? fs::path(dir) : fs::path(dir) / job.variants[v].label;
+  fs::path d = variant_dir(dir, job, v);
   json matrix = variant_matrix(job, result, v);
   files.push_back({d / "stats.json", write_text(lkp_stats(matrix))});
   files.push_back({d / "matrix.json", write_text(matrix)});
@@ -423,8 +428,15 @@ std::string describe_nonslab(const Job& job) {
 
 std::string describe_sheaves(const Job& job, const Variant& v) {
   std::vector<std::string> parts;
-  for (const auto& sc : sheaf_capacities(job, v))
-    parts.push_back(fmt::format("{} {}{}", sc.cache, sc.capacity, sc.automatic ? " (automatic)" : ""));
+  const auto& set = v.capacity.knobs.sheaf_capacity;
+  for (const auto& sc : sheaf_capacities(job, v)) {
+    // Where the capacity comes from: the rule, the user's setting, or the kernel's own default.
+    const bool given = std::any_of(set.begin(), set.end(), [&](const auto& k) {
+      return k.first.empty() || k.first == "*" || k.first == sc.cache;
+    });
+    parts.push_back(fmt::format("{} {} ({})", sc.cache, sc.capacity,
+                                sc.automatic ? "automatic" : given ? v.capacity.option() : "default"));
+  }
   if (parts.empty()) return ": no sheaves";
   return fmt::format(": sheaf capacity {}", fmt::join(parts, ", "));
 }
@@ -498,6 +510,10 @@ std::string format_table(const Job& job, const JobResult& result) {
     }
     out += "\n";
   }
+  out += "ops/s: the mean over the window, ±95% its 95% confidence half-width; per task: ops/s / nr_task;\n"
+         "idle%: share of all the machine's CPUs idle (no task, or its task asleep), as will-it-scale reports it;\n"
+         "lock wait%: share of the tasks' time spent waiting for a lock (spinning or asleep), every lock summed;\n"
+         "most-waited lock: the lock class with the most waiting; (default): the kernel's own capacity\n";
   if (unsettled_rows)
     out += "(not settled): the window's mean is not known to the settle rule's target; stderr says why\n";
   out += fmt::format("wall time {:.2f} s\n", result.wall_total);

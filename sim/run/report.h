@@ -38,6 +38,8 @@ void write_results(const std::string& dir, const Job& job, const JobResult& resu
 // The same for variant v alone, each file written whole (temporary name, then rename): as a
 // run with --out finishes each variant.
 void write_variant_results(const std::string& dir, const Job& job, const JobResult& result, std::size_t v);
+// Where variant v's files go under --out DIR: DIR itself for a job of one variant, else DIR/<label>.
+std::string variant_dir(const std::string& dir, const Job& job, std::size_t v);
 // The stats of every variant: one object, or an object keyed by variant label.
 json stdout_stats(const Job& job, const JobResult& result);
 

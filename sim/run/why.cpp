@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 
+#include "sim/machine/placement.h"
+#include "sim/run/report.h"
+
 namespace slubsim {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -147,10 +153,19 @@ std::string summary(const WhyProfile& p, WhyLine::Kind kind, const char* symbol)
 
 }  // namespace
 
+std::string describe_placement(const Machine& m, int nr_task) {
+  std::vector<int> per_node(static_cast<std::size_t>(m.nr_nodes), 0);
+  for (int cpu : place_tasks(m, nr_task)) ++per_node[static_cast<std::size_t>(m.cpu_node[static_cast<std::size_t>(cpu)])];
+  std::vector<std::string> parts;
+  for (std::size_t n = 0; n < per_node.size(); ++n) parts.push_back(fmt::format("node{} {}", n, per_node[n]));
+  return fmt::format("tasks per node (as lkp binds them: cores in hwloc order, then their SMT siblings): {}",
+                     fmt::join(parts, ", "));
+}
+
 // One table per task count with the variants side by side: each category's share of the task
 // time (runs summed) and its ns per operation; then, per variant, the window, a cycle or an
 // unsettled verdict, the hottest locks and the hottest spin call chains.
-std::string format_why(const Job& job, const JobResult& result) {
+std::string format_why(const Job& job, const JobResult& result, const std::string& out_dir) {
   std::string out;
   const std::size_t nv = job.variants.size();
   // Column names: the labels, or letters with a legend when the labels are long.
@@ -183,6 +198,7 @@ std::string format_why(const Job& job, const JobResult& result) {
     for (const auto& c : cats) width = std::max(width, c.first.size());
     out += fmt::format("why: {} tasks, where the task time goes: % of {} tasks x the window, and ns per op (runs summed)\n",
                        nt, nt);
+    out += "  " + describe_placement(job.machine, nt) + "\n";
     out += fmt::format("{:<{}}", "category", width);
     for (const auto& n : names) out += fmt::format(" {:>{}}", n, kCell);
     out += "\n";
@@ -220,6 +236,9 @@ std::string format_why(const Job& job, const JobResult& result) {
       std::stable_sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
       for (std::size_t i = 0; i < hot.size() && i < kSummaryStacks; ++i)
         out += fmt::format("    {:>7.2f}%  {}\n", percent(hot[i].second, p.task_time), hot[i].first);
+      if (!out_dir.empty() && job.request.stacks)
+        out += fmt::format("    folded stacks of all task time: {}\n",
+                           (fs::path(variant_dir(out_dir, job, v)) / fmt::format("stacks.{}.folded", nt)).string());
     }
     out += "\n";
   }

@@ -57,6 +57,9 @@ void put_why_keys(json& out, const std::vector<RunResult>& rows);
 
 // `slubsim run --why`: a perf-report-like table per variant and row, runs summed, plus the
 // hottest-lock summary lines.
-std::string format_why(const Job& job, const JobResult& result);
+// out_dir: the run's --out DIR ("" = none), to say where each row's folded stacks are.
+std::string format_why(const Job& job, const JobResult& result, const std::string& out_dir = "");
+// Where lkp's binding puts nr_task tasks: "tasks per node (...): node0 4, node1 4".
+std::string describe_placement(const Machine& m, int nr_task);
 
 }  // namespace slubsim

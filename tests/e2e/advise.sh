@@ -16,6 +16,34 @@ args=(--topology small-2s-8c --workload mmap1 --nr-task 4,8 --capacities 16,64 -
 [ -f "$tmp/local/advice.json" ] && [ -f "$tmp/local/advice.md" ] && ok "advice.json and advice.md written" ||
   fail "advice files missing"
 grep -q "| 8 |" "$tmp/local.out" && ok "the table has a row per task count" || fail "no row for 8 tasks"
+# The report says what the gains are measured against and what robust means.
+grep -q "^defaults (v7.0.s own): .*maple_node: sheaf_capacity 32, max_full_sheaves" "$tmp/local.out" &&
+  grep -q "^robust: the pick, the runner-up and the defaults were run again at each end" "$tmp/local.out" &&
+  ok "the report names the defaults and defines robust" || { fail "defaults / robust lines"; cat "$tmp/local.out"; }
+# A pick at an end of a knob's searched values is flagged (unless that end's rung also stands for
+# the values past it), in advice.json and in the table.
+"$py" - "$tmp/local/advice.json" "$tmp/local.out" <<'PY' && ok "a pick at the edge of the searched range is flagged" || fail "at_edge"
+import json, sys
+a = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+values = {(c["cache"], k): v["values"] for c in a["caches"] for k, v in c["knobs"].items()}
+flagged = 0
+for r in a["rows"]:
+    want = []
+    setting = r["best"]["setting"]
+    for w in ([] if setting == "kernel defaults" else setting.split(",")):
+        cache, rest = w.split("/")
+        knob, value = rest.split("=")
+        vals = values[(cache, knob)]
+        grouped = any(g["value"] == int(value) and g.get("same") for c in r["search"]
+                      if c["cache"] == cache and c["knob"] == knob for g in c["rungs"])
+        if len(vals) > 1 and int(value) in (vals[0], vals[-1]) and not grouped:
+            want.append(f"{cache} {knob} {value} is the {'largest' if int(value) == vals[-1] else 'smallest'} value searched")
+    assert r.get("at_edge", []) == want, (r.get("at_edge"), want, setting)
+    flagged += len(want)
+assert table.count("at the edge of the searched range") == sum(1 for r in a["rows"] if r.get("at_edge")), table
+print("picks at an edge:", flagged)
+PY
 "$py" - "$tmp/local/advice.json" <<'PY' && ok "advice.json: a settled pick with its CI at each task count" || fail "advice.json content"
 import json, sys
 a = json.load(open(sys.argv[1]))

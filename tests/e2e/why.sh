@@ -13,7 +13,7 @@ args=(run --topology small-2s-8c --workload sheaf-burst --kernel v6.17,v7.0 --sh
       --nr-task 4,8 --duration 1ms --warmup 200us --quiet --validate)
 "$bin" "${args[@]}" --why --out "$tmp/a" > "$tmp/why.txt"
 "$bin" "${args[@]}" --out "$tmp/b" --jobs 1 > /dev/null
-for v in v6.17_sheaf_capacity=32 v7.0_sheaf_capacity=32; do
+for v in v6.17 v7.0_sheaf_capacity=32; do
   cmp "$tmp/a/$v/stats.json" "$tmp/b/$v/stats.json" || fail "$v/stats.json differs between identical runs"
 done
 
@@ -24,7 +24,7 @@ python3 - "$tmp/a" <<'PY' || fail "folded stacks"
 import json, os, re, sys
 root = sys.argv[1]
 roots = {"nonslab", "slab.fastpath", "slab.slowpath", "rcu.callbacks", "rcu.ksoftirqd"}
-for v in ("v6.17_sheaf_capacity=32", "v7.0_sheaf_capacity=32"):
+for v in ("v6.17", "v7.0_sheaf_capacity=32"):
     stats = json.load(open(os.path.join(root, v, "stats.json")))
     for n in (4, 8):
         path = os.path.join(root, v, f"stacks.{n}.folded")
