@@ -3,6 +3,8 @@
 // This file: resolving a request, the search's rounds, and the advice report.
 #include "sim/advise/advise.h"
 
+#include "sim/inputs/inputs.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -42,30 +44,6 @@ std::vector<int> parse_values(const std::string& text, const std::string& option
 std::string join_settings(const std::vector<Setting>& settings) {
   std::string out;
   for (std::size_t i = 0; i < settings.size(); ++i) out += (i ? ";" : "") + settings[i].sysfs();
-  return out;
-}
-
-// (fit file, scale) of every calibration-set fit of this workload (configs/fits/<experiment>.
-// <topology>.json whose experiment runs it and is in the calibration set).
-std::vector<std::pair<std::string, double>> fits_of_workload(const std::string& home, const std::string& workload) {
-  std::vector<std::pair<std::string, double>> out;
-  std::error_code ec;
-  const fs::path dir = fs::path(home) / "configs" / "fits";
-  if (!fs::is_directory(dir, ec)) return out;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir, ec)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    try {
-      const json fit = load_json_file(f.string());
-      const std::string id = fit.at("experiment").get<std::string>();
-      const json e = load_json_file((fs::path(home) / "configs" / "experiments" / (id + ".json")).string());
-      if (e.value("workload", "") != workload || !e.value("calibration_set", false)) continue;
-      out.emplace_back(f.stem().string(), fit.at("scale").get<double>());
-    } catch (const std::exception&) {
-      // A fit that cannot be read does not widen the range; validate reports it.
-    }
-  }
   return out;
 }
 
@@ -111,20 +89,28 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
   const auto full = parse_values(r.max_full, "--max-full-sheaves", 0, 4096);
   const auto empty = parse_values(r.max_empty, "--max-empty-sheaves", 0, 4096);
   const Kernel& k = job.variants.front().kernel;
-  // The uncertain inputs' ends.
+  // The uncertain inputs' ends, from the catalogue (sim/inputs/inputs.h): the machine's estimated
+  // latencies together, then the workload's placeholder non-slab times together.
   {
+    const std::vector<UncertainInput> inputs = uncertain_inputs(job);
+    auto input = [&](const std::string& name) -> const UncertainInput* {
+      for (const auto& in : inputs)
+        if (in.name == name) return &in;
+      return nullptr;
+    };
     Bound lo{"estimates-low", {}, ""}, hi{"estimates-high", {}, ""};
     std::string moved;
     for (int d = 0; d < kDistanceClasses; ++d) {
       const char* name = distance_name(static_cast<Distance>(d));
-      if (!job.machine.latency_estimate[d]) continue;
-      const auto& r = job.machine.latency_range_ns[d];
-      if (r[1] <= 0) {
+      const UncertainInput* in = input(fmt::format("topology.latency_ns.{}", name));
+      if (!in || in->kind != UncertainInput::Kind::Estimate) continue;
+      if (!in->range) {
         plan.fixed.push_back(fmt::format("latency_ns.{} (an estimate without a stated range)", name));
         continue;
       }
-      lo.sets.push_back(fmt::format("topology.latency_ns.{}={}", name, r[0]));
-      hi.sets.push_back(fmt::format("topology.latency_ns.{}={}", name, r[1]));
+      const auto& r = *in->range;
+      lo.sets.push_back(fmt::format("{}={}", in->name, r[0]));
+      hi.sets.push_back(fmt::format("{}={}", in->name, r[1]));
       moved += fmt::format("{}{} {}-{} ns", moved.empty() ? "" : ", ", name, r[0], r[1]);
     }
     if (!lo.sets.empty()) {
@@ -134,28 +120,28 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
     }
     double smin = 1, smax = 1;
     std::vector<std::string> from;
-    for (const auto& f : fits_of_workload(r.base.home, job.program.name)) {
+    for (const auto& f : calibration_scales(r.base.home, job.program.name)) {
       smin = std::min(smin, f.second);
       smax = std::max(smax, f.second);
       from.push_back(fmt::format("{} {}", f.first, f.second));
     }
-    std::vector<const ProgramParameter*> placeholders;
-    for (const auto& p : job.program.parameters)
-      if (p.placeholder) placeholders.push_back(&p);
-    if (!placeholders.empty() && smin < smax) {
+    Bound nlo{"nonslab-low", {}, ""}, nhi{"nonslab-high", {}, ""};
+    bool placeholders = false;
+    for (const auto& in : inputs) {
+      if (in.kind != UncertainInput::Kind::Placeholder || in.name.rfind("workload.", 0) != 0) continue;
+      placeholders = true;
+      if (!in.range) continue;
+      nlo.sets.push_back(fmt::format("{}={}", in.name, (*in.range)[0]));
+      nhi.sets.push_back(fmt::format("{}={}", in.name, (*in.range)[1]));
+    }
+    if (!nlo.sets.empty()) {
       // An end at scale 1 is the placeholders themselves, which the search already ran.
-      Bound nlo{"nonslab-low", {}, ""}, nhi{"nonslab-high", {}, ""};
-      for (const auto* p : placeholders) {
-        const double ns = to_ns(p->ns);
-        nlo.sets.push_back(fmt::format("workload.parameters.{}={}", p->name, ns * smin));
-        nhi.sets.push_back(fmt::format("workload.parameters.{}={}", p->name, ns * smax));
-      }
       nlo.what = nhi.what = fmt::format("the workload's placeholder non-slab times x {} to x {} (the calibration "
                                         "fits of {}: {}; the placeholders: 1)",
                                         smin, smax, job.program.name, fmt::join(from, ", "));
       if (smin < 1) plan.bounds.push_back(nlo);
       if (smax > 1) plan.bounds.push_back(nhi);
-    } else if (!placeholders.empty()) {
+    } else if (placeholders) {
       plan.fixed.push_back(fmt::format("the non-slab time of {} (no calibration fit of this workload to span)",
                                        job.program.name));
     }

@@ -256,4 +256,17 @@ AdviseCommand parse_advise_command(std::vector<std::string> args, const std::str
   return c;
 }
 
+InputsCommand parse_inputs_command(std::vector<std::string> args, const std::string& home) {
+  glue_patch_values(args);
+  refuse_placeholders(args);
+  InputsCommand c;
+  c.request.home = home;
+  po::options_description d("Options of 'slubsim inputs'");
+  d.add_options()("help,h", "this text");
+  add_job_options(d, c.request);
+  d.add_options()("json", po::bool_switch(&c.json), "the catalogue as JSON on stdout instead of the table");
+  c.help = parse_options(args, d, "inputs", c.help_text);
+  return c;
+}
+
 }  // namespace slubsim

@@ -37,6 +37,15 @@ struct AdviseCommand {
   bool help = false;
   std::string help_text;
 };
+struct InputsCommand {
+  JobRequest request;
+  bool json = false;
+  bool help = false;
+  std::string help_text;
+};
+// Parses `slubsim inputs` ARGS: the job options (one job's topology, workload, kernels, --set).
+InputsCommand parse_inputs_command(std::vector<std::string> args, const std::string& home);
+
 // Parses `slubsim advise` ARGS.
 AdviseCommand parse_advise_command(std::vector<std::string> args, const std::string& home);
 

@@ -32,6 +32,7 @@
 #include "sim/sweep/sweep.h"
 #include "sim/validate/validate.h"
 #include "sim/run/why.h"
+#include "sim/inputs/inputs.h"
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -114,6 +115,7 @@ Usage:
   slubsim merge DIR... --out DIR  join a sweep's shards into one tree, identical to a local sweep's
   slubsim advise [OPTIONS]    which sheaf capacity and barn limits (the runtime-tuning RFC's knobs) for a
                               machine and workload, at what memory cost ('slubsim advise --help')
+  slubsim inputs [OPTIONS]    the job's inputs that are not facts of the kernel: value, range, sources
   slubsim --help
   slubsim --version           the version and the commit it was built from
 
@@ -498,6 +500,36 @@ int validate(const std::vector<std::string>& args) {
   return validate_command(o);
 }
 
+const char* kInputsUsage = R"(slubsim inputs: the inputs of a job that are not facts of the kernel
+
+Usage:
+  slubsim inputs --topology T --workload W [--kernel K] [--set KEY=VALUE ...] [--json]
+
+Every figure the job reads from its topology, cost model and workload that is not a fact of the
+kernel: the machine's cache-line latencies, the cost model's constants, the workload's non-slab
+times. Each with its value, its range where one is stated (or, for a placeholder non-slab time,
+the span of the workload's calibration fits), its kind (estimate, placeholder, sourced, set) and
+the sources of both. advise re-runs its picks at the ranges' ends; --set KEY=VALUE (the names
+printed) replaces one.
+
+Examples:
+  slubsim inputs --topology amd-turin-2s-512t --workload mmap1 --kernel v7.0
+  slubsim inputs --topology intel-gnr-2s-344t-4n --workload mmap2 --json
+)";
+
+int inputs(std::vector<std::string> args) {
+  InputsCommand cmd = parse_inputs_command(std::move(args), default_home());
+  if (cmd.help) {
+    std::cout << kInputsUsage << "\n" << cmd.help_text << "\n";
+    return 0;
+  }
+  const Job job = resolve_job(cmd.request);
+  const auto list = uncertain_inputs(job);
+  if (cmd.json) std::cout << inputs_json(job, list).dump(2) << "\n";
+  else std::cout << format_inputs(job, list);
+  return 0;
+}
+
 // The main job takes the options that change how it runs, not what: host threads and quiet.
 int default_job(const std::vector<std::string>& args) {
   refuse_placeholders(args);
@@ -550,8 +582,9 @@ int main(int argc, char** argv) {
     if (args[0] == "sweep") return sweep({args.begin() + 1, args.end()});
     if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
     if (args[0] == "advise") return advise({args.begin() + 1, args.end()});
+    if (args[0] == "inputs") return inputs({args.begin() + 1, args.end()});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'{}\n{}", args[0],
-                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "help", "version"}),
+                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "inputs", "help", "version"}),
                              kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {

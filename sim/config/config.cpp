@@ -192,6 +192,19 @@ JsonView JsonView::sourced_value_any() const {
   auto src = at("source").str();
   if (src.find_first_not_of(" \t") == std::string::npos)
     at("source").fail("must say where the figure comes from");
+  // An uncertain figure's range: [low, high] around the value, from the range's own source or,
+  // without one, from the range the value's source states (sim/inputs/inputs.h).
+  if (auto r = find("range")) {
+    if (!r->raw().is_array() || r->size() != 2) r->fail("expected [low, high]");
+    const double lo = r->at(0).number(), hi = r->at(1).number();
+    if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi) r->fail(fmt::format("needs low <= high, got [{}, {}]", lo, hi));
+    if (v.raw().is_number() && !(lo <= v.number() && v.number() <= hi))
+      r->fail(fmt::format("needs low <= value ({}) <= high, got [{}, {}]", v.number(), lo, hi));
+  }
+  if (auto rs = find("range_source")) {
+    if (!has("range")) rs->fail("a range's source without a range");
+    if (rs->str().find_first_not_of(" \t") == std::string::npos) rs->fail("must say where the range comes from");
+  }
   return v;
 }
 
@@ -343,6 +356,9 @@ void apply_overrides(json& doc, const std::vector<Override>& overrides, const st
     if (cur->is_object() && cur->contains("value") && cur->contains("source")) {
       (*cur)["value"] = v;
       (*cur)["source"] = fmt::format("--set {}", o.text);
+      // The set value is the user's: the range stated for the figure it replaces is not its own.
+      cur->erase("range");
+      cur->erase("range_source");
     } else {
       *cur = v;
     }

@@ -215,11 +215,9 @@ Machine parse_topology(const json& doc, const std::string& file) {
     std::string src = v.at("source").str();
     std::transform(src.begin(), src.end(), src.begin(), [](unsigned char ch) { return std::tolower(ch); });
     m.latency_estimate[d] = src.find("estimate") != std::string::npos;
-    if (auto r = v.find("range")) {
-      if (!r->raw().is_array() || r->size() != 2) r->fail("expected [low, high] in ns");
+    if (auto r = v.find("range")) {  // its shape and low <= value <= high: sourced_value
       const double lo = r->at(0).number(), hi = r->at(1).number();
-      if (!(lo > 0) || !(lo <= ns) || !(ns <= hi) || !std::isfinite(hi))
-        r->fail(fmt::format("needs 0 < low <= value ({}) <= high, got [{}, {}]", ns, lo, hi));
+      if (!(lo > 0)) r->fail(fmt::format("a latency's range needs 0 < low, got [{}, {}]", lo, hi));
       m.latency_range_ns[d] = {lo, hi};
     }
   }

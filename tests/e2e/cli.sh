@@ -86,6 +86,18 @@ grep -q "^non-slab time per op (mmap1 parameters, ns): mmap_locked_ns 1500" "$tm
   && grep -q "^kernel v6.17: no sheaves" "$tmp/described.txt" \
   && grep -q "^kernel v7.0: sheaf capacity vm_area_struct [0-9]* (automatic), maple_node 32" "$tmp/described.txt" \
   && grep -q "±95%   %stddev" "$tmp/described.txt" || { fail "the table does not say what it simulated"; cat "$tmp/described.txt"; }
+# slubsim inputs: the catalogue of uncertain inputs, as a table and as JSON; a bad preset exits 2.
+"$bin" inputs --topology amd-turin-2s-512t --workload mmap1 --kernel v7.0 >"$tmp/inputs.txt" 2>&1 \
+  && grep -Eq "^topology.latency_ns.llc +27 ns +20-33 ns estimate" "$tmp/inputs.txt" \
+  && grep -Eq "^workload.parameters.unlocked_ns +900 ns .* placeholder" "$tmp/inputs.txt" \
+  && ! grep -q "batch_limit" "$tmp/inputs.txt" || { fail "slubsim inputs table"; cat "$tmp/inputs.txt"; }
+"$bin" inputs --topology amd-turin-2s-512t --workload mmap1 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["topology"] == "amd-turin-2s-512t" and len(d["inputs"]) > 20, d
+assert all(x["range_source"] for x in d["inputs"] if "range" in x)' || fail "slubsim inputs --json"
+rc=0; "$bin" inputs --topology amd-turin-2s-51 --workload mmap1 >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "inputs: a bad preset must exit 2, got $rc"
 # --version, and the same in host.json.
 "$bin" --version | grep -Eq '^slubsim [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-z.-]+\)$' || fail "--version: $("$bin" --version)"
 "$bin" run --topology small-2s-8c --nr-task 2 --duration 2ms --warmup 2ms --quiet --out "$tmp/ver" 2>/dev/null || fail "run for host.json"
