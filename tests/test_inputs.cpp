@@ -1,4 +1,4 @@
-// The catalogue of uncertain inputs (sim/inputs/inputs.h): every range has a source, facts of
+// The catalogue of uncertain inputs (sim/trust/inputs.h): every range has a source, facts of
 // the kernel and model switches stay out, --set replaces an input with one of no range, and
 // everything advise varies is in it.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "sim/advise/advise.h"
-#include "sim/inputs/inputs.h"
+#include "sim/trust/inputs.h"
 #include "tests/helpers.h"
 
 using namespace slubsim;

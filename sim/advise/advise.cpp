@@ -3,7 +3,8 @@
 // This file: resolving a request, the search's rounds, and the advice report.
 #include "sim/advise/advise.h"
 
-#include "sim/inputs/inputs.h"
+#include "sim/trust/inputs.h"
+#include "sim/trust/record.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,7 +90,7 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
   const auto full = parse_values(r.max_full, "--max-full-sheaves", 0, 4096);
   const auto empty = parse_values(r.max_empty, "--max-empty-sheaves", 0, 4096);
   const Kernel& k = job.variants.front().kernel;
-  // The uncertain inputs' ends, from the catalogue (sim/inputs/inputs.h): the machine's estimated
+  // The uncertain inputs' ends, from the catalogue (sim/trust/inputs.h): the machine's estimated
   // latencies together, then the workload's placeholder non-slab times together.
   {
     const std::vector<UncertainInput> inputs = uncertain_inputs(job);
@@ -754,7 +755,11 @@ bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& sha
     return true;
   }
   const json advice = advice_json(plan, searches, checks);
-  const std::string t = advice_table(plan, advice);
+  // The table ends with the model's record on the nearest published tables of knob comparisons.
+  JobRequest base = plan.request.base;
+  base.sysfs.clear();
+  base.sheaf_capacity.clear();
+  const std::string t = advice_table(plan, advice) + "\n" + record_lines(resolve_job(base), {ComparisonKind::Knob});
   write_file_atomically((root / "advice.json").string(), advice.dump(1) + "\n");
   write_file_atomically((root / "advice.md").string(), t);
   if (table) *table = t;

@@ -32,7 +32,8 @@
 #include "sim/sweep/sweep.h"
 #include "sim/validate/validate.h"
 #include "sim/run/why.h"
-#include "sim/inputs/inputs.h"
+#include "sim/trust/inputs.h"
+#include "sim/trust/record.h"
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -266,7 +267,7 @@ int run(std::vector<std::string> args) {
   }
   for (const auto& w : settle_warnings(job, result)) std::cerr << "slubsim: warning: " << w << "\n";
   if (table)
-    std::cout << format_table(job, result);
+    std::cout << format_table(job, result) << record_lines(job, comparisons_of(job));
   else if (out.empty())
     std::cout << stdout_stats(job, result).dump(2) << "\n";
   if (why) std::cout << "\n" << format_why(job, result, out);

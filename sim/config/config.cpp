@@ -193,7 +193,7 @@ JsonView JsonView::sourced_value_any() const {
   if (src.find_first_not_of(" \t") == std::string::npos)
     at("source").fail("must say where the figure comes from");
   // An uncertain figure's range: [low, high] around the value, from the range's own source or,
-  // without one, from the range the value's source states (sim/inputs/inputs.h).
+  // without one, from the range the value's source states (sim/trust/inputs.h).
   if (auto r = find("range")) {
     if (!r->raw().is_array() || r->size() != 2) r->fail("expected [low, high]");
     const double lo = r->at(0).number(), hi = r->at(1).number();

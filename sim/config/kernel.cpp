@@ -21,6 +21,8 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   if (!doc.is_object()) root.fail("a kernel preset is a JSON object");
   Kernel k;
   k.name = root.at("name").str();
+  k.tree = root.has("tree") ? root.at("tree").str() : k.name;
+  if (k.tree.empty()) root.at("tree").fail("must name the source tree (or be left out: the kernel's name)");
   auto fe = root.at("frontend");
   fe.sourced_value_any();
   auto name = fe.at("value").str();

@@ -17,6 +17,9 @@ using Frontend = slub::FrontendKind;
 
 struct Kernel {
   std::string name;
+  // The source tree it is built from ("tree"; default: the name, a release of its own): two
+  // kernels of one tree differ only by the patches between them, two trees by everything else too.
+  std::string tree;
   Frontend frontend = Frontend::CpuPartial;
   std::vector<std::string> patches;
   bool freelist_random = true;  // CONFIG_SLAB_FREELIST_RANDOM

@@ -455,9 +455,13 @@ std::string format_table(const Job& job, const JobResult& result) {
   else
     out += fmt::format("window {} ms after {} ms warm-up (fixed), {} run(s), seed {}\n\n",
                        to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs, job.request.seed);
-  bool unsettled_rows = false;
+  bool unsettled_rows = false, across = false;
   for (std::size_t v = 0; v < job.variants.size(); ++v) {
-    out += fmt::format("kernel {}{}\n", job.variants[v].label, describe_sheaves(job, job.variants[v]));
+    // Against the first variant, a kernel of another source tree differs by more than the allocator.
+    const bool other_tree = v > 0 && job.variants[v].kernel.tree != job.variants[0].kernel.tree;
+    across = across || other_tree;
+    out += fmt::format("kernel {}{}{}\n", job.variants[v].label, describe_sheaves(job, job.variants[v]),
+                       other_tree ? fmt::format("  (across releases from {})", job.variants[0].label) : "");
     // With --runs N, lkp's %stddev of the runs' means beside the settle rule's ±95% of their average.
     const bool many = job.request.runs > 1;
     out += fmt::format("{:>8} {:>14} {:>9}{} {:>14} {:>7} {:>11} {:>9} {:>9}  {}\n", "nr_task", "ops/s", "±95%",
@@ -514,6 +518,9 @@ std::string format_table(const Job& job, const JobResult& result) {
          "idle%: share of all the machine's CPUs idle (no task, or its task asleep), as will-it-scale reports it;\n"
          "lock wait%: share of the tasks' time spent waiting for a lock (spinning or asleep), every lock summed;\n"
          "most-waited lock: the lock class with the most waiting; (default): the kernel's own capacity\n";
+  if (across)
+    out += "(across releases): another source tree than the first kernel's; on the machine everything else between "
+           "the trees changes too, which the model does not simulate\n";
   if (unsettled_rows)
     out += "(not settled): the window's mean is not known to the settle rule's target; stderr says why\n";
   out += fmt::format("wall time {:.2f} s\n", result.wall_total);

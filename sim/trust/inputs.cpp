@@ -1,4 +1,7 @@
-#include "sim/inputs/inputs.h"
+// sim/trust/: how far to trust an answer: the inputs the model does not know, with their ranges
+// and sources (inputs.h, `slubsim inputs`), and the model's record on the published tables
+// nearest to a question (record.h). This file: the catalogue of uncertain inputs.
+#include "sim/trust/inputs.h"
 
 #include <algorithm>
 #include <cctype>
