@@ -114,7 +114,7 @@ void add_job_options(po::options_description& d, JobRequest& r, const char* cach
 }
 
 po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,
-                                    bool& quiet) {
+                                    bool& quiet, std::string& uncertainty) {
   po::options_description d("Options of 'slubsim run'");
   d.add_options()("help,h", "this text");
   add_job_options(d, r);
@@ -124,6 +124,8 @@ po::options_description run_options(JobRequest& r, std::string& out, bool& resum
       ("resume", po::bool_switch(&resume),
        "finish the interrupted job in --out DIR: the same options and inputs, only the missing points run; e.g. --out results/run1 --resume")
       ("table", po::bool_switch(&table), "print a readable table instead of JSON on stdout")
+      ("uncertainty", po::value(&uncertainty),
+       "quick|full: after the table, each variant's delta against the first with a 90% interval over the inputs the model does not know ('slubsim inputs'), the input that decides it and where its sign flips; quick moves the estimated latencies and the placeholder non-slab times, each group together, to both ends (up to 5x the runs); full moves every input with a range alone (2 runs per input); implies --table; e.g. --uncertainty quick")
       ("why", po::bool_switch(&why),
        "after the table, where each row's task time goes, like perf report: non-slab work, slab fast and slow path, RCU callbacks, spinning per lock and node, idle (implies --table; the why.* keys are in the JSON anyway); with --out, also folded stacks of all task time per row, OUT/<variant>/stacks.<N>.folded ('account;function;... ns', as flamegraph.pl, inferno and speedscope read them)")
       ("quiet", po::bool_switch(&quiet), "no progress lines on stderr");
@@ -208,9 +210,9 @@ RunCommand parse_run_command(std::vector<std::string> args, const std::string& h
   refuse_placeholders(args);
   RunCommand c;
   c.request.home = home;
-  auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet);
+  auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet, c.uncertainty);
   c.help = parse_options(args, desc, "run", c.help_text);
-  if (c.why) c.table = true;
+  if (c.why || !c.uncertainty.empty()) c.table = true;
   c.request.stacks = c.why && !c.out.empty();  // written as files: only with --out
   return c;
 }

@@ -16,6 +16,7 @@ struct RunCommand {
   JobRequest request;
   std::string out;  // --out DIR, "" = stdout
   bool resume = false, table = false, why = false, quiet = false;
+  std::string uncertainty;  // --uncertainty quick|full, "" = none
   bool help = false;
   std::string help_text;  // the options' descriptions, for --help
 };

@@ -34,6 +34,7 @@
 #include "sim/run/why.h"
 #include "sim/trust/inputs.h"
 #include "sim/trust/record.h"
+#include "sim/trust/uncertainty.h"
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -218,6 +219,17 @@ int run(std::vector<std::string> args) {
   auto progress = [&](const std::string& line) {
     if (!quiet) std::cerr << "slubsim: " << line << "\n";
   };
+  // --uncertainty: the factors and what they cost, said before anything runs.
+  std::optional<UncertaintyMode> uncertainty;
+  std::vector<Factor> factors;
+  if (!cmd.uncertainty.empty()) {
+    uncertainty = parse_uncertainty(cmd.uncertainty);
+    factors = uncertainty_factors(job, *uncertainty);
+    const std::size_t points = job_points(job).size(), extra = extra_runs(factors);
+    std::cerr << fmt::format("slubsim: --uncertainty {}: {} points, {} for the question and {} at the ends of {} "
+                             "factor(s) ({}x the question)\n",
+                             cmd.uncertainty, points * (1 + extra), points, points * extra, factors.size(), 1 + extra);
+  }
   if (job.trace) progress(describe_trace(*job.trace));
   for (const auto& w : window_warnings(job)) std::cerr << "slubsim: warning: " << w << "\n";
   for (const auto& n : job.notes) std::cerr << "slubsim: note: " << n << "\n";
@@ -266,10 +278,37 @@ int run(std::vector<std::string> args) {
     return 128 + static_cast<int>(g_signal);
   }
   for (const auto& w : settle_warnings(job, result)) std::cerr << "slubsim: warning: " << w << "\n";
+  // Host seconds are not part of the answer: stdout stays a function of the inputs and the seed.
+  progress(fmt::format("wall time {:.2f} s", result.wall_total));
+  // The same job at each factor's ends: every variant and task count at the same seed.
+  std::vector<std::array<std::optional<JobResult>, 2>> ends(factors.size());
+  for (std::size_t f = 0; f < factors.size(); ++f)
+    for (int e = 0; e < 2; ++e) {
+      if (e == 0 ? !factors[f].run_low() : !factors[f].run_high()) continue;
+      JobRequest at = req;
+      for (const auto& set : e == 0 ? factors[f].low : factors[f].high) at.sets.push_back(set);
+      progress(fmt::format("--uncertainty: {} at its {} end", factors[f].name, e == 0 ? "low" : "high"));
+      RunControl quiet_control;
+      quiet_control.stop = &g_stop;
+      JobResult r = run_job(resolve_job(at), [](const std::string&) {}, quiet_control);
+      if (!r.complete) {
+        std::cerr << "slubsim: interrupted: the --uncertainty runs are not finished (they are not stored: run the "
+                     "command again)\n";
+        return 128 + static_cast<int>(g_signal);
+      }
+      ends[f][static_cast<std::size_t>(e)] = std::move(r);
+    }
   if (table)
     std::cout << format_table(job, result) << record_lines(job, comparisons_of(job));
   else if (out.empty())
     std::cout << stdout_stats(job, result).dump(2) << "\n";
+  if (uncertainty) {
+    const auto intervals = delta_intervals(job, result, factors, ends);
+    std::cout << "\n" << format_uncertainty(job, *uncertainty, factors, intervals);
+    if (!out.empty())
+      write_file_atomically((std::filesystem::path(out) / "uncertainty.json").string(),
+                            uncertainty_json(job, *uncertainty, factors, intervals).dump(1) + "\n");
+  }
   if (why) std::cout << "\n" << format_why(job, result, out);
   return 0;
 }

@@ -523,7 +523,6 @@ std::string format_table(const Job& job, const JobResult& result) {
            "the trees changes too, which the model does not simulate\n";
   if (unsettled_rows)
     out += "(not settled): the window's mean is not known to the settle rule's target; stderr says why\n";
-  out += fmt::format("wall time {:.2f} s\n", result.wall_total);
   return out;
 }
 

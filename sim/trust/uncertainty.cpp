@@ -1,0 +1,248 @@
+#include "sim/trust/uncertainty.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "models/random.h"
+
+namespace slubsim {
+
+namespace {
+
+constexpr int kDraws = 20000;
+constexpr double kZ95 = 1.959964;  // a settled mean's 95% half-width over its standard error
+constexpr double kLowQuantile = 0.05, kHighQuantile = 0.95;  // the 90% interval
+
+struct Mean {
+  double ops = 0, half_width = 0;
+};
+
+// The runs' average of a row's throughput and its 95% half-width, as the run table prints them.
+Mean mean_of(const JobResult& r, std::size_t v, std::size_t row) {
+  Mean m;
+  double hw2 = 0;
+  const auto& runs = r.runs.at(v);
+  for (const auto& run : runs) {
+    m.ops += static_cast<double>(run.at(row).ops_per_sec);
+    const double hw = std::max(0.0, run.at(row).settle.half_width);
+    hw2 += hw * hw;
+  }
+  const double n = static_cast<double>(runs.size());
+  m.ops /= n;
+  m.half_width = std::sqrt(hw2) / n;
+  return m;
+}
+
+double delta_pct(const JobResult& r, std::size_t v, std::size_t row) {
+  const double base = mean_of(r, 0, row).ops;
+  return base > 0 ? 100.0 * (mean_of(r, v, row).ops / base - 1.0) : 0.0;
+}
+
+// The delta at place u in [0, 1] of a factor's range: piecewise linear through its low end, the
+// nominal (at `p`) and its high end.
+double along(double u, double p, double lo, double nominal, double hi) {
+  if (u <= p) return p > 0 ? lo + (nominal - lo) * (u / p) : nominal;
+  return p < 1 ? nominal + (hi - nominal) * ((u - p) / (1 - p)) : nominal;
+}
+
+std::string value_text(const Factor& f, double u) {
+  if (f.single) return fmt::format("{:.3g}{}{}", f.lo + u * (f.hi - f.lo), f.unit.empty() ? "" : " ", f.unit);
+  if (f.scale_hi > 0) return fmt::format("x{:.2f} (their range: x{:.2f} to x{:.2f})", f.scale_lo + u * (f.scale_hi - f.scale_lo), f.scale_lo, f.scale_hi);
+  return fmt::format("{:.0f}% of the way from their low to their high ends", 100 * u);
+}
+
+std::string set_item(const std::string& name, double v) { return fmt::format("{}={}", name, v); }
+
+}  // namespace
+
+UncertaintyMode parse_uncertainty(const std::string& text) {
+  if (text == "quick") return UncertaintyMode::Quick;
+  if (text == "full") return UncertaintyMode::Full;
+  throw ConfigError("command line", "--uncertainty", fmt::format("'{}' is not quick or full", text));
+}
+
+std::vector<Factor> uncertainty_factors(const Job& job, UncertaintyMode mode) {
+  std::vector<Factor> out;
+  const auto inputs = uncertain_inputs(job);
+  auto ranged = [](const UncertainInput& in) { return in.range && (*in.range)[1] > (*in.range)[0]; };
+  auto place = [](const UncertainInput& in) { return (in.value - (*in.range)[0]) / ((*in.range)[1] - (*in.range)[0]); };
+  if (mode == UncertaintyMode::Full) {
+    for (const auto& in : inputs) {
+      if (!ranged(in)) continue;
+      Factor f;
+      f.name = in.name;
+      f.what = fmt::format("{} {}-{}{}{} ({})", in.name, (*in.range)[0], (*in.range)[1], in.unit.empty() ? "" : " ",
+                           in.unit, kind_name(in.kind));
+      f.low = {set_item(in.name, (*in.range)[0])};
+      f.high = {set_item(in.name, (*in.range)[1])};
+      f.position = place(in);
+      f.single = true;
+      f.lo = (*in.range)[0];
+      f.nominal = in.value;
+      f.hi = (*in.range)[1];
+      f.unit = in.unit;
+      out.push_back(f);
+    }
+    return out;
+  }
+  // Quick: the two groups advise moves, each together.
+  Factor lat, nonslab;
+  lat.name = "latency estimates";
+  nonslab.name = "non-slab placeholders";
+  lat.position = nonslab.position = 0;
+  std::size_t nl = 0, nn = 0;
+  for (const auto& in : inputs) {
+    if (!ranged(in)) continue;
+    if (in.name.rfind("topology.latency_ns.", 0) == 0 && in.kind == UncertainInput::Kind::Estimate) {
+      lat.low.push_back(set_item(in.name, (*in.range)[0]));
+      lat.high.push_back(set_item(in.name, (*in.range)[1]));
+      lat.position += place(in);
+      ++nl;
+    } else if (in.name.rfind("workload.", 0) == 0 && in.kind == UncertainInput::Kind::Placeholder) {
+      nonslab.low.push_back(set_item(in.name, (*in.range)[0]));
+      nonslab.high.push_back(set_item(in.name, (*in.range)[1]));
+      nonslab.position += place(in);
+      nonslab.what = fmt::format("{}'s {{}} placeholder non-slab times together, over {}", job.program.name,
+                                 in.range_source);
+      ++nn;
+    }
+  }
+  if (nl) {
+    lat.position /= static_cast<double>(nl);
+    lat.what = fmt::format("the {} estimated latencies of {} together, each over the range its source states", nl,
+                           job.machine.name);
+    out.push_back(lat);
+  }
+  if (nn) {
+    nonslab.position /= static_cast<double>(nn);
+    nonslab.scale_lo = nonslab.scale_hi = 1;  // the span of the calibration fits and x1 (inputs.h)
+    for (const auto& [fit, scale] : calibration_scales(job.request.home, job.program.name)) {
+      nonslab.scale_lo = std::min(nonslab.scale_lo, scale);
+      nonslab.scale_hi = std::max(nonslab.scale_hi, scale);
+    }
+    nonslab.what = fmt::format(fmt::runtime(nonslab.what), nn);
+    out.push_back(nonslab);
+  }
+  return out;
+}
+
+std::size_t extra_runs(const std::vector<Factor>& factors) {
+  std::size_t n = 0;
+  for (const auto& f : factors) n += (f.run_low() ? 1 : 0) + (f.run_high() ? 1 : 0);
+  return n;
+}
+
+std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nominal, const std::vector<Factor>& factors,
+                                           const std::vector<std::array<std::optional<JobResult>, 2>>& ends) {
+  std::vector<DeltaInterval> out;
+  for (std::size_t row = 0; row < job.nr_tasks.size(); ++row)
+    for (std::size_t v = 1; v < job.variants.size(); ++v) {
+      DeltaInterval d;
+      d.variant = v;
+      d.row = row;
+      d.delta = delta_pct(nominal, v, row);
+      // The windows' own noise on the delta: both means' relative standard errors.
+      const Mean a = mean_of(nominal, 0, row), b = mean_of(nominal, v, row);
+      const double rel = a.ops > 0 && b.ops > 0
+                             ? std::hypot(a.half_width / a.ops, b.half_width / b.ops) / kZ95
+                             : 0.0;
+      const double sigma = 100.0 * (1 + d.delta / 100.0) * rel;
+      std::vector<std::array<double, 2>> at(factors.size());
+      for (std::size_t f = 0; f < factors.size(); ++f)
+        for (int e = 0; e < 2; ++e)
+          at[f][static_cast<std::size_t>(e)] = ends[f][static_cast<std::size_t>(e)]
+                                                   ? delta_pct(*ends[f][static_cast<std::size_t>(e)], v, row)
+                                                   : d.delta;
+      // Draws: each factor uniform over its range, the windows' noise normal (Irwin-Hall).
+      Random rng(job.request.seed, 0x756e63ULL + v, row);
+      std::vector<double> total(kDraws);
+      std::vector<double> sum(factors.size(), 0), sum2(factors.size(), 0);
+      for (int i = 0; i < kDraws; ++i) {
+        double t = d.delta;
+        for (std::size_t f = 0; f < factors.size(); ++f) {
+          const double c = along(rng.uniform(), factors[f].position, at[f][0], d.delta, at[f][1]) - d.delta;
+          t += c;
+          sum[f] += c;
+          sum2[f] += c * c;
+        }
+        double z = -6;
+        for (int k = 0; k < 12; ++k) z += rng.uniform();
+        total[static_cast<std::size_t>(i)] = t + sigma * z;
+      }
+      std::sort(total.begin(), total.end());
+      d.low = total[static_cast<std::size_t>(kLowQuantile * (kDraws - 1))];
+      d.high = total[static_cast<std::size_t>(std::ceil(kHighQuantile * (kDraws - 1)))];
+      // The factor whose draws spread the delta most.
+      std::optional<std::size_t> top;
+      double top_var = 0;
+      for (std::size_t f = 0; f < factors.size(); ++f) {
+        const double var = sum2[f] / kDraws - (sum[f] / kDraws) * (sum[f] / kDraws);
+        if (var > top_var) top_var = var, top = f;
+      }
+      if (sigma * sigma > top_var) {
+        // Nothing known moves it as much as the windows' own noise: a longer window would.
+        d.decided_by = fmt::format("the windows' own noise (standard error {:.1f}%)", sigma);
+      } else if (top) {
+        const Factor& f = factors[*top];
+        const double lo = at[*top][0], hi = at[*top][1], p = f.position;
+        d.decided_by = fmt::format("{}: {:+.1f}% at the low end, {:+.1f}% at the high end", f.name, lo, hi);
+        // A flip: the line through (0, lo), (p, delta), (1, hi) crosses zero.
+        auto turns = [&](double u, double toward) {
+          d.flip = fmt::format("turns {} with {} {} about {}", toward < 0 ? "negative" : "positive", f.name,
+                               u < p ? "below" : "above", value_text(f, u));
+        };
+        if (d.delta != 0 && lo * d.delta < 0 && p > 0) turns(p * (-lo) / (d.delta - lo), lo);
+        else if (d.delta != 0 && hi * d.delta < 0 && p < 1) turns(p + (1 - p) * d.delta / (d.delta - hi), hi);
+      }
+      out.push_back(d);
+    }
+  return out;
+}
+
+std::string format_uncertainty(const Job& job, UncertaintyMode mode, const std::vector<Factor>& factors,
+                               const std::vector<DeltaInterval>& intervals) {
+  std::string out = fmt::format(
+      "uncertainty (--uncertainty {}): each variant against {}, its delta at the nominal inputs and a 90% interval "
+      "over the inputs' ranges and the windows' own noise (sim/trust/uncertainty.h)\n",
+      mode == UncertaintyMode::Quick ? "quick" : "full", job.variants.front().label);
+  if (factors.empty()) out += "  no uncertain input with a range: the interval is the windows' noise alone\n";
+  for (const auto& f : factors) out += fmt::format("  factor {}: {}\n", f.name, f.what);
+  std::size_t width = 7;
+  for (const auto& v : job.variants) width = std::max(width, v.label.size());
+  out += fmt::format("{:>8}  {:<{}} {:>8} {:>20}  {}\n", "nr_task", "variant", width, "delta", "90% interval",
+                     "decided by");
+  bool outside = false;
+  for (const auto& d : intervals) {
+    outside = outside || d.delta < d.low || d.delta > d.high;
+    out += fmt::format("{:>8}  {:<{}} {:>+7.1f}% {:>20}  {}\n", job.nr_tasks[d.row], job.variants[d.variant].label,
+                       width, d.delta, fmt::format("[{:+.1f}%, {:+.1f}%]", d.low, d.high),
+                       d.decided_by.empty() ? "-" : d.decided_by);
+    if (!d.flip.empty()) out += fmt::format("{:>8}  {:<{}} the delta {}\n", "", "", width, d.flip);
+  }
+  if (outside)
+    out += "a delta outside its interval: the nominal inputs sit at or near an end of a range (the placeholder "
+           "non-slab times are the top of their fits' span), so most of the range lies to one side\n";
+  return out;
+}
+
+json uncertainty_json(const Job& job, UncertaintyMode mode, const std::vector<Factor>& factors,
+                      const std::vector<DeltaInterval>& intervals) {
+  json fs = json::array();
+  for (const auto& f : factors)
+    fs.push_back({{"name", f.name}, {"what", f.what}, {"low", f.low}, {"high", f.high}, {"position", f.position}});
+  json ds = json::array();
+  for (const auto& d : intervals) {
+    json x = {{"nr_task", job.nr_tasks[d.row]},
+              {"variant", job.variants[d.variant].label},
+              {"against", job.variants.front().label},
+              {"delta_pct", std::round(100 * d.delta) / 100},
+              {"interval_90_pct", {std::round(100 * d.low) / 100, std::round(100 * d.high) / 100}},
+              {"decided_by", d.decided_by}};
+    if (!d.flip.empty()) x["flip"] = d.flip;
+    ds.push_back(x);
+  }
+  return {{"mode", mode == UncertaintyMode::Quick ? "quick" : "full"}, {"factors", fs}, {"deltas", ds}};
+}
+
+}  // namespace slubsim

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# End-to-end: run --uncertainty (sim/trust/uncertainty.h). It states its cost before it runs,
+# prints each delta with its 90% interval and the input that decides it, gives byte-identical
+# stdout for the same seed, writes OUT/uncertainty.json with --out, and refuses a bad mode (exit 2).
+# $1 = slubsim binary.
+set -uo pipefail
+bin=$1
+source "$(dirname "$0")/lib.sh"
+args=(run --topology small-2s-8c --workload mmap1 --kernel v6.17,v7.0 --nr-task 4,8 --jobs 2 --uncertainty quick)
+
+"$bin" "${args[@]}" >"$tmp/a.txt" 2>"$tmp/a.err" || fail "run --uncertainty quick"
+"$bin" "${args[@]}" --out "$tmp/out" >"$tmp/b.txt" 2>/dev/null || fail "run --uncertainty quick --out"
+cmp -s "$tmp/a.txt" "$tmp/b.txt" && ok "the same seed: byte-identical output" || { fail "outputs differ"; diff "$tmp/a.txt" "$tmp/b.txt"; }
+grep -q "^slubsim: --uncertainty quick: 16 points, 4 for the question and 12 at the ends of 2 factor(s) (4x the question)" "$tmp/a.err" &&
+  ok "the cost is stated" || { fail "cost line"; cat "$tmp/a.err"; }
+grep -Eq "^ +4  v7.0 +[+-][0-9.]+% +\[[+-][0-9.]+%, [+-][0-9.]+%\]  (non-slab placeholders|latency estimates|the windows' own noise)" "$tmp/a.txt" &&
+  grep -q "^  factor latency estimates: the 2 estimated latencies of small-2s-8c" "$tmp/a.txt" &&
+  ok "each delta: value, 90% interval, deciding input" || { fail "uncertainty table"; cat "$tmp/a.txt"; }
+"$py" - "$tmp/out/uncertainty.json" <<'PY' && ok "uncertainty.json" || fail "uncertainty.json"
+import json, sys
+u = json.load(open(sys.argv[1]))
+assert u["mode"] == "quick" and [f["name"] for f in u["factors"]] == ["latency estimates", "non-slab placeholders"], u
+assert len(u["deltas"]) == 2
+for d in u["deltas"]:
+    lo, hi = d["interval_90_pct"]
+    assert lo <= hi and d["against"] == "v6.17" and d["decided_by"], d
+PY
+"$bin" run --topology small-2s-8c --nr-task 4 --uncertainty medium 2>"$tmp/bad.err" >/dev/null
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--uncertainty: 'medium' is not quick or full" "$tmp/bad.err" && ok "a bad mode: exit 2" ||
+  { fail "bad mode: exit $rc"; cat "$tmp/bad.err"; }
+
+[ $failures -eq 0 ] && echo "e2e.uncertainty: all checks passed"
+[ $failures -eq 0 ]
