@@ -1,6 +1,6 @@
 """Reading slubsim result trees for tools/plot.py (no plotting here).
 
-Layout (README "Reading results"):
+Layout (docs/usage.md, "Reading results"):
     results/<experiment-id>/<topology>/<variant>/{stats.json,matrix.json}   one dir per variant
     results/scoreboard.json                                                 published vs simulated
     configs/experiments/<experiment-id>.json                               variants, nr_task, cells
