@@ -16,13 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 JobRequest request(const std::string& topology, const std::string& workload, const std::string& kernel = "v7.0") {
-  JobRequest r;
-  r.home = test::source_dir();
-  r.topology = topology;
-  r.workload = workload;
-  r.kernel = kernel;
-  r.nr_task = "1";
-  return r;
+  return test::job_request(topology, workload, kernel, "1", "", "");
 }
 
 const UncertainInput* find(const std::vector<UncertainInput>& list, const std::string& name) {

@@ -11,15 +11,7 @@ using namespace slubsim;
 
 namespace {
 
-Job two_variants() {
-  JobRequest r;
-  r.home = test::source_dir();
-  r.topology = "small-2s-8c";
-  r.workload = "mmap1";
-  r.kernel = "v6.17,v7.0";
-  r.nr_task = "4";
-  return resolve_job(r);
-}
+Job two_variants() { return resolve_job(test::job_request("small-2s-8c", "mmap1", "v6.17,v7.0", "4", "", "")); }
 
 // One run, one row: variant 0 at `base` ops/s, variant 1 at `test`, each with half-width hw.
 JobResult result(const Job& job, double base, double test, double hw = 0) {

@@ -490,19 +490,26 @@ po::options_description validate_options(ValidateOptions& o) {
   return d;
 }
 
+// ARGS against DESC into VM; false (the error printed as the command's) for a bad command line.
+bool parse_command_line(const std::vector<std::string>& args, const po::options_description& desc,
+                        po::variables_map& vm, const char* command) {
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "slubsim: error: command line: " << option_error(e, desc, command) << "\n";
+    return false;
+  }
+  return true;
+}
+
 int validate(const std::vector<std::string>& args) {
   refuse_placeholders(args);
   ValidateOptions o;
   o.home = default_home();
   auto desc = validate_options(o);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "slubsim: error: command line: " << option_error(e, desc, "validate") << "\n";
-    return kExitBadInput;
-  }
+  if (!parse_command_line(args, desc, vm, "validate")) return kExitBadInput;
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << desc << "\n";
     return 0;
@@ -583,13 +590,7 @@ int default_job(const std::vector<std::string>& args) {
        "host threads simulating points at once (0 = one per host CPU); e.g. --jobs 2")
       ("quiet,q", po::bool_switch(&quiet), "no progress meter");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "slubsim: error: command line: " << option_error(e, desc, "") << "\n";
-    return kExitBadInput;
-  }
+  if (!parse_command_line(args, desc, vm, "")) return kExitBadInput;
   if (o.jobs < 0 || o.jobs > 1024) throw ConfigError("command line", "--jobs", "must be between 0 and 1024");
   o.quiet = quiet || !isatty(STDERR_FILENO);  // progress on a terminal only
   o.write = false;

@@ -13,7 +13,6 @@
 
 namespace slubsim {
 
-namespace fs = std::filesystem;
 
 namespace {
 
