@@ -476,6 +476,10 @@ po::options_description validate_options(ValidateOptions& o) {
        "replace every experiment's warm-up (a what-if, with the same guards as --set); e.g. --warmup 80ms")
       ("duration", po::value(&o.duration),
        "replace every experiment's measured window (a what-if, as --warmup); e.g. --duration 48ms")
+      ("uncertainty", po::value(&o.uncertainty),
+       "quick|full: every scored cell also gets its 90% interval over the inputs the model does not know, from the "
+       "same runs at each factor's ends ('slubsim run --help'); the scoreboard adds coverage, median width, "
+       "undetermined cells and the structural misses; e.g. --uncertainty quick")
       ("interval", po::value(&o.interval),
        "add the interval series to every result, as 'run --interval' does (needs an explicit --out, as --warmup); e.g. --interval 4ms")
       ("shard", po::value(&o.shard),
@@ -523,6 +527,11 @@ int validate(const std::vector<std::string>& args) {
       o.points.push_back(list.substr(at, comma - at));
       at = comma + 1;
     }
+  }
+  if (!o.uncertainty.empty()) {
+    parse_uncertainty(o.uncertainty);  // a bad mode is refused before anything runs
+    if (o.calibrate) throw ConfigError("command line", "--uncertainty", "scores intervals; --calibrate fits");
+    if (!o.shard.empty()) throw ConfigError("command line", "--uncertainty", "runs on one host, not as a shard");
   }
   if (!o.shard.empty() && o.calibrate)
     throw ConfigError("command line", "--shard", "shards run validate's points; --calibrate runs on one host");

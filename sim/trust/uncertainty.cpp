@@ -133,6 +133,72 @@ std::size_t extra_runs(const std::vector<Factor>& factors) {
   return n;
 }
 
+double delta_sigma(double delta, double a, double a_half_width, double b, double b_half_width) {
+  if (!(a > 0) || !(b > 0)) return 0;
+  const double rel = std::hypot(std::max(0.0, a_half_width) / a, std::max(0.0, b_half_width) / b) / kZ95;
+  return 100.0 * (1 + delta / 100.0) * rel;
+}
+
+Spread spread_of(double delta, double sigma, const std::vector<Factor>& factors,
+                 const std::vector<std::array<double, 2>>& at, std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
+  Spread s;
+  // Draws: each factor uniform over its range, the windows' noise normal (Irwin-Hall).
+  Random rng(seed, a, b);
+  std::vector<double> total(kDraws);
+  std::vector<double> sum(factors.size(), 0), sum2(factors.size(), 0);
+  for (int i = 0; i < kDraws; ++i) {
+    double t = delta;
+    for (std::size_t f = 0; f < factors.size(); ++f) {
+      const double c = along(rng.uniform(), factors[f].position, at[f][0], delta, at[f][1]) - delta;
+      t += c;
+      sum[f] += c;
+      sum2[f] += c * c;
+    }
+    double z = -6;
+    for (int k = 0; k < 12; ++k) z += rng.uniform();
+    total[static_cast<std::size_t>(i)] = t + sigma * z;
+  }
+  std::sort(total.begin(), total.end());
+  s.low = total[static_cast<std::size_t>(kLowQuantile * (kDraws - 1))];
+  s.high = total[static_cast<std::size_t>(std::ceil(kHighQuantile * (kDraws - 1)))];
+  // The reach: every factor at whichever end (or the nominal) moves the delta furthest, added.
+  double down = 0, up = 0;
+  for (std::size_t f = 0; f < factors.size(); ++f) {
+    down += std::min({0.0, at[f][0] - delta, at[f][1] - delta});
+    up += std::max({0.0, at[f][0] - delta, at[f][1] - delta});
+  }
+  s.reach_low = delta + down - kZ95 * sigma;
+  s.reach_high = delta + up + kZ95 * sigma;
+  double top_var = sigma * sigma;  // the noise decides unless a factor spreads the delta more
+  for (std::size_t f = 0; f < factors.size(); ++f) {
+    const double var = sum2[f] / kDraws - (sum[f] / kDraws) * (sum[f] / kDraws);
+    if (var > top_var) top_var = var, s.top = f;
+  }
+  return s;
+}
+
+// What decides a delta: the top factor with its ends (and, through *flip, where the sign turns
+// inside its range), or the windows' noise.
+std::string deciding_input(const std::vector<Factor>& factors, const std::vector<std::array<double, 2>>& at,
+                       const Spread& s, double delta, double sigma, std::string* flip) {
+  if (!s.top) {
+    if (factors.empty() && sigma == 0) return "";
+    // Nothing known moves it as much as the windows' own noise: a longer window would.
+    return fmt::format("the windows' own noise (standard error {:.1f}%)", sigma);
+  }
+  const Factor& f = factors[*s.top];
+  const double lo = at[*s.top][0], hi = at[*s.top][1], p = f.position;
+  // A flip: the line through (0, lo), (p, delta), (1, hi) crosses zero.
+  auto turns = [&](double u, double toward) {
+    if (flip)
+      *flip = fmt::format("turns {} with {} {} about {}", toward < 0 ? "negative" : "positive", f.name,
+                          u < p ? "below" : "above", value_text(f, u));
+  };
+  if (delta != 0 && lo * delta < 0 && p > 0) turns(p * (-lo) / (delta - lo), lo);
+  else if (delta != 0 && hi * delta < 0 && p < 1) turns(p + (1 - p) * delta / (delta - hi), hi);
+  return fmt::format("{}: {:+.1f}% at the low end, {:+.1f}% at the high end", f.name, lo, hi);
+}
+
 std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nominal, const std::vector<Factor>& factors,
                                            const std::vector<std::array<std::optional<JobResult>, 2>>& ends) {
   std::vector<DeltaInterval> out;
@@ -142,59 +208,15 @@ std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nomi
       d.variant = v;
       d.row = row;
       d.delta = delta_pct(nominal, v, row);
-      // The windows' own noise on the delta: both means' relative standard errors.
       const Mean a = mean_of(nominal, 0, row), b = mean_of(nominal, v, row);
-      const double rel = a.ops > 0 && b.ops > 0
-                             ? std::hypot(a.half_width / a.ops, b.half_width / b.ops) / kZ95
-                             : 0.0;
-      const double sigma = 100.0 * (1 + d.delta / 100.0) * rel;
+      const double sigma = delta_sigma(d.delta, a.ops, a.half_width, b.ops, b.half_width);
       std::vector<std::array<double, 2>> at(factors.size());
       for (std::size_t f = 0; f < factors.size(); ++f)
-        for (int e = 0; e < 2; ++e)
-          at[f][static_cast<std::size_t>(e)] = ends[f][static_cast<std::size_t>(e)]
-                                                   ? delta_pct(*ends[f][static_cast<std::size_t>(e)], v, row)
-                                                   : d.delta;
-      // Draws: each factor uniform over its range, the windows' noise normal (Irwin-Hall).
-      Random rng(job.request.seed, 0x756e63ULL + v, row);
-      std::vector<double> total(kDraws);
-      std::vector<double> sum(factors.size(), 0), sum2(factors.size(), 0);
-      for (int i = 0; i < kDraws; ++i) {
-        double t = d.delta;
-        for (std::size_t f = 0; f < factors.size(); ++f) {
-          const double c = along(rng.uniform(), factors[f].position, at[f][0], d.delta, at[f][1]) - d.delta;
-          t += c;
-          sum[f] += c;
-          sum2[f] += c * c;
-        }
-        double z = -6;
-        for (int k = 0; k < 12; ++k) z += rng.uniform();
-        total[static_cast<std::size_t>(i)] = t + sigma * z;
-      }
-      std::sort(total.begin(), total.end());
-      d.low = total[static_cast<std::size_t>(kLowQuantile * (kDraws - 1))];
-      d.high = total[static_cast<std::size_t>(std::ceil(kHighQuantile * (kDraws - 1)))];
-      // The factor whose draws spread the delta most.
-      std::optional<std::size_t> top;
-      double top_var = 0;
-      for (std::size_t f = 0; f < factors.size(); ++f) {
-        const double var = sum2[f] / kDraws - (sum[f] / kDraws) * (sum[f] / kDraws);
-        if (var > top_var) top_var = var, top = f;
-      }
-      if (sigma * sigma > top_var) {
-        // Nothing known moves it as much as the windows' own noise: a longer window would.
-        d.decided_by = fmt::format("the windows' own noise (standard error {:.1f}%)", sigma);
-      } else if (top) {
-        const Factor& f = factors[*top];
-        const double lo = at[*top][0], hi = at[*top][1], p = f.position;
-        d.decided_by = fmt::format("{}: {:+.1f}% at the low end, {:+.1f}% at the high end", f.name, lo, hi);
-        // A flip: the line through (0, lo), (p, delta), (1, hi) crosses zero.
-        auto turns = [&](double u, double toward) {
-          d.flip = fmt::format("turns {} with {} {} about {}", toward < 0 ? "negative" : "positive", f.name,
-                               u < p ? "below" : "above", value_text(f, u));
-        };
-        if (d.delta != 0 && lo * d.delta < 0 && p > 0) turns(p * (-lo) / (d.delta - lo), lo);
-        else if (d.delta != 0 && hi * d.delta < 0 && p < 1) turns(p + (1 - p) * d.delta / (d.delta - hi), hi);
-      }
+        for (std::size_t e = 0; e < 2; ++e) at[f][e] = ends[f][e] ? delta_pct(*ends[f][e], v, row) : d.delta;
+      const Spread s = spread_of(d.delta, sigma, factors, at, job.request.seed, 0x756e63ULL + v, row);
+      d.low = s.low;
+      d.high = s.high;
+      d.decided_by = deciding_input(factors, at, s, d.delta, sigma, &d.flip);
       out.push_back(d);
     }
   return out;

@@ -24,6 +24,7 @@
 // distribution; a factor's effect is only known at its ends.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,24 @@ struct Factor {
 std::vector<Factor> uncertainty_factors(const Job& job, UncertaintyMode mode);
 // The runs the factors add to the job's own: one per end not at the nominal.
 std::size_t extra_runs(const std::vector<Factor>& factors);
+
+// The spread of one delta: its 90% interval from the surrogate's draws (`at[f]`: the delta at
+// factor f's low and high ends, the nominal where an end was not run; sigma: the windows' noise
+// as a standard error, in points), the factor that spreads it most (none: the noise does), and
+// the reach: the least and the most any setting inside the ranges gives, widened by 1.96 sigma.
+struct Spread {
+  double low = 0, high = 0;
+  double reach_low = 0, reach_high = 0;
+  std::optional<std::size_t> top;
+};
+Spread spread_of(double delta, double sigma, const std::vector<Factor>& factors,
+                 const std::vector<std::array<double, 2>>& at, std::uint64_t seed, std::uint64_t a, std::uint64_t b);
+// What decides a delta: "<factor>: x% at the low end, y% at the high end", or the windows'
+// noise; *flip (if given) gets where the delta's sign turns inside that factor's range, or stays.
+std::string deciding_input(const std::vector<Factor>& factors, const std::vector<std::array<double, 2>>& at,
+                           const Spread& s, double delta, double sigma, std::string* flip);
+// The windows' noise on a delta of `delta` percent between means a and b with 95% half-widths.
+double delta_sigma(double delta, double a, double a_half_width, double b, double b_half_width);
 
 // One delta: variant v against variant 0 at row `row`, in percent.
 struct DeltaInterval {

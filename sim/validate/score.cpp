@@ -51,9 +51,14 @@ std::optional<double> Totals::agree_pct() const {
   return 100.0 * agree / cells;
 }
 
+bool CellInterval::undetermined() const {
+  auto cls = [](double d) { return d <= -kNoChangeBandPct ? -1 : d >= kNoChangeBandPct ? 1 : 0; };
+  return cls(low) != cls(high);
+}
+
 Totals totals(const std::vector<const CellScore*>& cells) {
   Totals t;
-  std::vector<double> errors;
+  std::vector<double> errors, widths;
   for (const auto* c : cells) {
     if (c->excluded) {
       ++t.excluded;
@@ -62,8 +67,18 @@ Totals totals(const std::vector<const CellScore*>& cells) {
     ++t.cells;
     if (c->agree) ++t.agree;
     if (c->abs_error_pp) errors.push_back(*c->abs_error_pp);
+    if (!c->interval) continue;
+    ++t.intervals;
+    if (c->interval->covers(c->published_delta)) ++t.covered;
+    if (c->interval->undetermined()) {
+      ++t.undetermined;
+      if (c->agree) ++t.undetermined_agree;
+    }
+    if (!c->interval->reaches(c->published_delta)) ++t.unreached;
+    widths.push_back(c->interval->high - c->interval->low);
   }
   t.median_abs_error_pp = median(errors);
+  t.median_width_pp = median(widths);
   return t;
 }
 

@@ -17,8 +17,22 @@ namespace slubsim {
 // least this size in the same direction.
 constexpr double kNoChangeBandPct = 3.0;
 
+// A cell's simulated delta over the inputs the model does not know (validate --uncertainty,
+// sim/trust/uncertainty.h): its 90% interval, its reach (the least and most any setting inside
+// the sourced ranges gives, with the windows' noise) and the input that decides it.
+struct CellInterval {
+  double low = 0, high = 0;
+  double reach_low = 0, reach_high = 0;
+  std::string decided_by;
+  // VALIDATION.md "Intervals": the interval reaches into more than one class of -, no change, +.
+  bool undetermined() const;
+  bool covers(double published) const { return low <= published && published <= high; }
+  bool reaches(double published) const { return reach_low <= published && published <= reach_high; }
+};
+
 struct CellScore {
   const ExperimentCell* cell = nullptr;
+  std::optional<CellInterval> interval;
   bool excluded = false;
   bool no_change = false;      // the published cell is "no change"
   double published_delta = 0;  // in throughput terms (ExperimentCell::published_effective_delta)
@@ -42,6 +56,11 @@ struct Totals {
   std::optional<double> median_abs_error_pp;
   int excluded = 0;
   std::optional<double> agree_pct() const;
+  // Of the cells with an interval: how many cover the published delta, how many are undetermined
+  // (and of those, how many agree at the nominal inputs), how many the ranges cannot reach (the
+  // structural misses), and the intervals' median width in points.
+  int intervals = 0, covered = 0, undetermined = 0, undetermined_agree = 0, unreached = 0;
+  std::optional<double> median_width_pp;
 };
 Totals totals(const std::vector<const CellScore*>& cells);
 Totals totals(const std::vector<CellScore>& cells);

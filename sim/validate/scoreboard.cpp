@@ -1,5 +1,6 @@
 #include "sim/validate/scoreboard.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <cmath>
@@ -40,10 +41,20 @@ json num_or_null(const std::optional<double>& v, int digits) {
 std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:+.2f}%", *v) : "n/a"; }
 std::string pp(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "n/a"; }
 
+// Of a set's cells with an interval (validate --uncertainty): coverage, width, undetermined.
+std::string intervals_text(const Totals& t) {
+  return fmt::format("the 90% interval covers the published delta in {}/{} ({:.1f}%), median width {} points, {} "
+                     "undetermined ({} of them agreeing at the nominal inputs), {} out of the ranges' reach",
+                     t.covered, t.intervals, 100.0 * t.covered / t.intervals, pp(t.median_width_pp), t.undetermined,
+                     t.undetermined_agree, t.unreached);
+}
+
 std::string totals_line(const Totals& t) {
   if (t.cells == 0) return fmt::format("no scored cell ({} excluded)", t.excluded);
-  return fmt::format("sign agreement {}/{} ({:.1f}%), median abs error {} pp ({} excluded)", t.agree, t.cells,
-                     *t.agree_pct(), pp(t.median_abs_error_pp), t.excluded);
+  std::string line = fmt::format("sign agreement {}/{} ({:.1f}%), median abs error {} pp ({} excluded)", t.agree,
+                                 t.cells, *t.agree_pct(), pp(t.median_abs_error_pp), t.excluded);
+  if (t.intervals) line += "; " + intervals_text(t);
+  return line;
 }
 
 // Whole numbers and anything of 1000 or more without decimals; small figures (seconds) with some.
@@ -75,6 +86,14 @@ json totals_json(const Totals& t) {
   j["sign_agree_pct"] = num_or_null(t.agree_pct(), 2);
   j["median_abs_error_pp"] = num_or_null(t.median_abs_error_pp, 2);
   j["excluded"] = t.excluded;
+  if (t.intervals)
+    j["intervals"] = {{"cells", t.intervals},
+                      {"covered", t.covered},
+                      {"coverage_pct", rounded(100.0 * t.covered / t.intervals, 2)},
+                      {"median_width_pp", num_or_null(t.median_width_pp, 2)},
+                      {"undetermined", t.undetermined},
+                      {"undetermined_agree", t.undetermined_agree},
+                      {"out_of_reach", t.unreached}};
   return j;
 }
 
@@ -328,6 +347,43 @@ std::string scoreboard_text(const Scoreboard& b) {
   return out;
 }
 
+// validate --uncertainty: per set, how the intervals fare, and the cells no setting inside the
+// sourced ranges reaches (VALIDATION.md "Intervals"): the structural misses.
+std::string intervals_md(const Scoreboard& b) {
+  std::string out =
+      "\n| intervals (90%, over the inputs' ranges and the windows' noise) | cells | covers published | "
+      "median width (points) | undetermined | of them agreeing | out of reach |\n|---|---|---|---|---|---|---|\n";
+  auto row = [&](const std::string& what, const Totals& t) {
+    if (!t.intervals) return;
+    out += fmt::format("| {} | {} | {} ({:.1f}%) | {} | {} | {} | {} |\n", what, t.intervals, t.covered,
+                       100.0 * t.covered / t.intervals, pp(t.median_width_pp), t.undetermined, t.undetermined_agree,
+                       t.unreached);
+  };
+  row("calibration set", b.calibration);
+  row("seed checks", b.seeds);
+  row("all (best topology per experiment)", b.overall);
+  row("within one source tree (best topology)", b.within_tree);
+  row("across releases (best topology)", b.across_releases);
+  row("within one source tree: calibration set", b.within_tree_calibration);
+  row("within one source tree: seed checks", b.within_tree_seeds);
+  out += "\nStructural misses (the published delta outside what any setting inside the sourced ranges gives, "
+         "noise included; each experiment on its best topology; docs/fidelity-log.md says what each suggests the "
+         "model lacks):\n\n";
+  int n = 0;
+  for (const auto& e : b.experiments) {
+    const auto& t = e.topologies[e.best];
+    for (const auto& c : t.cells)
+      if (c.interval && !c.excluded && !c.interval->reaches(c.published_delta)) {
+        out += fmt::format("- {} on {}: `{}` {} → {}: published {}, reach [{:+.1f}%, {:+.1f}%]\n", e.experiment->id,
+                           t.topology, c.cell->metric, c.cell->baseline, c.cell->test, pct(c.published_delta),
+                           c.interval->reach_low, c.interval->reach_high);
+        ++n;
+      }
+  }
+  if (!n) out += "- none\n";
+  return out;
+}
+
 std::string scoreboard_markdown(const Scoreboard& b) {
   std::string out;
   out += "# slubsim validation scoreboard\n\n";
@@ -354,6 +410,7 @@ std::string scoreboard_markdown(const Scoreboard& b) {
   out += totals_md_row("within one source tree: calibration set", b.within_tree_calibration);
   out += totals_md_row("within one source tree: seed checks", b.within_tree_seeds);
   out += fmt::format("\n{}\n", kAcrossReleasesNote);
+  if (b.overall_all.intervals) out += intervals_md(b);
   out += "\n| sensitivity (best topology) | comparisons | median \\|sim\\| / median \\|pub\\| | slope | Spearman |\n"
          "|---|---|---|---|---|\n";
   out += sensitivity_md_row("within one source tree", b.sens_within_tree);
@@ -425,8 +482,12 @@ std::string scoreboard_markdown(const Scoreboard& b) {
       } else {
         out += "In-sample (fitted): none — no class-4 fit (see the experiment's notes).\n\n";
       }
-      out += "| metric | baseline → test | published | published Δ | simulated | simulated Δ | error (pp) | agree |\n"
-             "|---|---|---|---|---|---|---|---|\n";
+      const bool with_intervals = std::any_of(t.cells.begin(), t.cells.end(), [](const CellScore& c) { return c.interval.has_value(); });
+      out += with_intervals
+                 ? "| metric | baseline → test | published | published Δ | simulated | simulated Δ | error (pp) | agree | "
+                   "90% interval | decided by |\n|---|---|---|---|---|---|---|---|---|---|\n"
+                 : "| metric | baseline → test | published | published Δ | simulated | simulated Δ | error (pp) | agree |\n"
+                   "|---|---|---|---|---|---|---|---|\n";
       for (const auto& c : t.cells) {
         const auto& cell = *c.cell;
         std::string pub = fmt::format("{} → {}", opt_value(cell.published_baseline), opt_value(cell.published_test));
@@ -434,10 +495,17 @@ std::string scoreboard_markdown(const Scoreboard& b) {
         std::string agree = c.excluded ? "excluded: " + md_escape(cell.excluded) : agree_word(c);
         std::string metric = "`" + cell.metric + "`";
         if (!cell.note.empty()) metric += " — " + md_escape(cell.note);
-        out += fmt::format("| {} | {} → {}{} | {} | {} | {} | {} | {} | {} |\n", metric, cell.baseline, cell.test,
+        out += fmt::format("| {} | {} → {}{} | {} | {} | {} | {} | {} | {} |", metric, cell.baseline, cell.test,
                            cell.across_releases ? " (across releases)" : "", pub,
                            published_text(c), sim, c.excluded ? "-" : pct(c.sim_delta),
                            c.excluded ? "-" : pp(c.abs_error_pp), agree);
+        if (with_intervals)
+          out += c.interval ? fmt::format(" [{:+.1f}%, {:+.1f}%]{}{} | {} |", c.interval->low, c.interval->high,
+                                          c.interval->undetermined() ? " undetermined" : "",
+                                          c.interval->reaches(c.published_delta) ? "" : " out of reach",
+                                          md_escape(c.interval->decided_by))
+                            : " - | - |";
+        out += "\n";
       }
       for (const auto& p : t.profiles) out += "\n" + profile_md(p);
       if (!t.counters.empty()) out += "\nCounters:\n\n" + counters_md(t.counters);
@@ -540,6 +608,12 @@ json scoreboard_json(const Scoreboard& b) {
           cj["simulated_delta_pct"] = num_or_null(c.sim_delta, 2);
           cj["abs_error_pp"] = num_or_null(c.abs_error_pp, 2);
           cj["agree"] = c.agree;
+          if (c.interval) {
+            cj["interval_90_pct"] = {rounded(c.interval->low, 2), rounded(c.interval->high, 2)};
+            cj["reach_pct"] = {rounded(c.interval->reach_low, 2), rounded(c.interval->reach_high, 2)};
+            cj["undetermined"] = c.interval->undetermined();
+            cj["decided_by"] = c.interval->decided_by;
+          }
         }
         cells.push_back(cj);
       }

@@ -10,12 +10,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 #include "sim/run/parallel.h"
 #include "sim/run/point_store.h"
 #include "sim/run/progress.h"
 #include "sim/run/report.h"
 #include "sim/validate/scoreboard.h"
+#include "sim/trust/uncertainty.h"
 
 namespace slubsim {
 
@@ -352,11 +354,15 @@ double metric_value(const json& stats, const std::string& metric) {
 }
 
 ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantRun>& runs,
-                                 const std::vector<std::optional<Fit>>& fits) {
+                                 const std::vector<std::optional<Fit>>& fits, std::optional<std::size_t> only) {
   ExperimentScore s;
   s.experiment = &e;
   for (std::size_t ti = 0; ti < e.topologies.size(); ++ti) {
     const auto& topo = e.topologies[ti];
+    if (only && ti != *only) {
+      s.topologies.emplace_back();  // not run here: left empty
+      continue;
+    }
     auto stats_of = [&](const std::string& name) -> const json* {
       for (const auto& r : runs)
         if (r.experiment == &e && r.topology == ti && r.variant->name == name) return &r.stats;
@@ -452,6 +458,118 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
   return s;
 }
 
+namespace {
+
+// The windows' noise on a throughput cell's delta, from both variants' settle half-widths at the
+// cell's row (will-it-scale.N.*); 0 for other metrics, whose noise the runs do not estimate.
+double cell_sigma(const ExperimentCell& cell, const json& base, const json& test, double delta) {
+  const std::string prefix = "will-it-scale.";
+  if (cell.metric.rfind(prefix, 0) != 0) return 0;
+  const std::size_t dot = cell.metric.find('.', prefix.size());
+  if (dot == std::string::npos) return 0;
+  const std::string n = cell.metric.substr(prefix.size(), dot - prefix.size());
+  if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return 0;
+  const std::string hw = "settle." + n + ".half_width";
+  return delta_sigma(delta, metric_value(base, cell.metric), metric_value(base, hw), metric_value(test, cell.metric),
+                     metric_value(test, hw));
+}
+
+}  // namespace
+
+void add_intervals(const std::vector<Experiment>& experiments, const std::vector<VariantRun>& runs,
+                   const std::vector<std::vector<std::optional<Fit>>>& fits, const ValidateOptions& o,
+                   std::vector<ExperimentScore>& scores) {
+  const UncertaintyMode mode = parse_uncertainty(o.uncertainty);
+  // Per (experiment, topology): the factors, from its baseline's job (the machine's and the
+  // workload's inputs, after the fit's --set), and the runs again at each factor's ends.
+  struct Scenario {
+    std::size_t experiment, topology, factor;
+    int end;
+    std::size_t first, count;  // its runs in `all`
+  };
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<Factor>> factors;
+  std::vector<Scenario> scenarios;
+  std::vector<VariantRun> all;
+  for (std::size_t ei = 0; ei < experiments.size(); ++ei)
+    for (std::size_t ti = 0; ti < experiments[ei].topologies.size(); ++ti) {
+      const VariantRun* base = nullptr;
+      for (const auto& r : runs)
+        if (r.experiment == &experiments[ei] && r.topology == ti && r.variant->baseline) base = &r;
+      if (!base) continue;
+      auto& fs = factors[{ei, ti}];
+      fs = uncertainty_factors(base->job, mode);
+      for (std::size_t f = 0; f < fs.size(); ++f)
+        for (int end = 0; end < 2; ++end) {
+          if (end == 0 ? !fs[f].run_low() : !fs[f].run_high()) continue;
+          Scenario sc{ei, ti, f, end, all.size(), 0};
+          for (const auto& r : runs) {
+            if (r.experiment != &experiments[ei] || r.topology != ti) continue;
+            VariantRun at = r;
+            JobRequest req = r.job.request;
+            for (const auto& set : end == 0 ? fs[f].low : fs[f].high) req.sets.push_back(set);
+            at.job = resolve_job(req);
+            at.result = JobResult{};
+            at.stats = json();
+            all.push_back(std::move(at));
+            ++sc.count;
+          }
+          scenarios.push_back(sc);
+        }
+    }
+  std::size_t points = 0;
+  for (const auto& r : all) points += job_points(r.job).size();
+  if (!o.quiet)
+    std::cerr << fmt::format("slubsim: --uncertainty {}: {} more points at the ends of {} scenario(s)\n", o.uncertainty,
+                             points, scenarios.size());
+  ValidateOptions ends = o;
+  ends.points.clear();  // nothing of the nominal store is reused or kept
+  run_all(all, ends, std::nullopt);
+  // Each scenario's cell deltas, scored as the nominal ones are.
+  std::map<std::tuple<std::size_t, std::size_t, std::size_t, int>, TopologyScore> at_end;
+  for (const auto& sc : scenarios) {
+    std::vector<VariantRun> these(std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>(sc.first)),
+                                  std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>(sc.first + sc.count)));
+    ExperimentScore s = score_experiment(experiments[sc.experiment], these, fits[sc.experiment], sc.topology);
+    at_end[{sc.experiment, sc.topology, sc.factor, sc.end}] = std::move(s.topologies[sc.topology]);
+  }
+  for (std::size_t ei = 0; ei < experiments.size(); ++ei)
+    for (std::size_t ti = 0; ti < scores[ei].topologies.size(); ++ti) {
+      const auto fit = factors.find({ei, ti});
+      if (fit == factors.end()) continue;
+      const std::vector<Factor>& fs = fit->second;
+      auto stats_of = [&](const std::string& name) -> const json* {
+        for (const auto& r : runs)
+          if (r.experiment == &experiments[ei] && r.topology == ti && r.variant->name == name) return &r.stats;
+        return nullptr;
+      };
+      TopologyScore& t = scores[ei].topologies[ti];
+      for (std::size_t ci = 0; ci < t.cells.size(); ++ci) {
+        CellScore& c = t.cells[ci];
+        if (c.excluded || !c.sim_delta) continue;
+        const double d = *c.sim_delta;
+        std::vector<std::array<double, 2>> at(fs.size(), {d, d});
+        for (std::size_t f = 0; f < fs.size(); ++f)
+          for (int end = 0; end < 2; ++end) {
+            const auto it = at_end.find({ei, ti, f, end});
+            if (it != at_end.end() && it->second.cells[ci].sim_delta)
+              at[f][static_cast<std::size_t>(end)] = *it->second.cells[ci].sim_delta;
+          }
+        const json* b = stats_of(c.cell->baseline);
+        const json* x = stats_of(c.cell->test);
+        const double sigma = b && x ? cell_sigma(*c.cell, *b, *x, d) : 0;
+        const Spread s = spread_of(d, sigma, fs, at, experiments[ei].seed, 0x76616cULL + ti, ci);
+        CellInterval iv;
+        iv.low = s.low;
+        iv.high = s.high;
+        iv.reach_low = s.reach_low;
+        iv.reach_high = s.reach_high;
+        iv.decided_by = deciding_input(fs, at, s, d, sigma, nullptr);
+        c.interval = iv;
+      }
+      finish(scores[ei]);
+    }
+}
+
 int validate_command(const ValidateOptions& o) {
   auto experiments = load_experiments(o.experiments, o.only);
   if (o.calibrate) return calibrate_command(experiments, o);
@@ -478,6 +596,7 @@ int validate_command(const ValidateOptions& o) {
   std::vector<ExperimentScore> scores;
   for (std::size_t ei = 0; ei < experiments.size(); ++ei)
     scores.push_back(score_experiment(experiments[ei], runs, fits[ei]));
+  if (!o.uncertainty.empty()) add_intervals(experiments, runs, fits, o, scores);
   Scoreboard board = make_scoreboard(std::move(scores));
   board.sets = o.sets;
   // Everything is serialised before anything is written.

@@ -42,6 +42,9 @@ struct ValidateOptions {
   std::vector<std::string> points;
   // --plan FILE ("-": stdout): list the plan's units (validate_plan) and run nothing.
   std::string plan;
+  // --uncertainty quick|full ("" = none): every scored cell also gets its 90% interval over the
+  // inputs the model does not know, from the same runs at each factor's ends (sim/trust/).
+  std::string uncertainty;
   // experiment_table_command only: keep just this topology of the experiment ("" or absent from
   // it: all of them; the main job names T01's AMD reading, a test layout has its own machine).
   std::string topology;
@@ -81,11 +84,20 @@ bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std:
 json validate_plan(const std::vector<VariantRun>& runs);
 
 // Score one experiment from its runs (those of `runs` whose experiment is e).
+// only: score that topology alone (the others' scores are left empty).
 ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantRun>& runs,
-                                 const std::vector<std::optional<Fit>>& fits);
+                                 const std::vector<std::optional<Fit>>& fits,
+                                 std::optional<std::size_t> only = std::nullopt);
 
 // The metric of a variant's stats: a missing key is 0 (lkp drops keys that are 0 in every run).
 double metric_value(const json& stats, const std::string& metric);
+
+// validate --uncertainty: run every experiment's variants again at each uncertainty factor's
+// ends (sim/trust/uncertainty.h, factors from each topology's baseline job) and give every
+// scored cell its interval; the experiments' totals are recomputed.
+void add_intervals(const std::vector<Experiment>& experiments, const std::vector<VariantRun>& runs,
+                   const std::vector<std::vector<std::optional<Fit>>>& fits, const ValidateOptions& o,
+                   std::vector<ExperimentScore>& scores);
 
 // `slubsim validate` and `slubsim validate --calibrate`: the whole command; returns the exit code.
 int validate_command(const ValidateOptions& o);
