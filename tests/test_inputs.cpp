@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "sim/advise/advise.h"
@@ -127,4 +128,22 @@ TEST_CASE("inputs: everything advise varies is in the catalogue, at the catalogu
       }
     CHECK(checked > 0);
   }
+}
+
+TEST_CASE("inputs: a latency measured by slubsim probe shows as measured, with its measured range") {
+  json topo = load_json_file(test::source_dir() + "/configs/topologies/small-2s-8c.json");
+  topo["latency_ns"]["llc"] = {{"value", 31.5},
+                               {"source", "measured by slubsim probe on box, 2026-12-04, 72 samples over 8 CPU pairs"},
+                               {"range", {29.0, 36.2}},
+                               {"range_source", "5th to 95th percentile of the probe's samples"}};
+  const std::string file = (std::filesystem::temp_directory_path() / "slubsim-measured-topology.json").string();
+  std::ofstream(file) << topo.dump(2);
+  const auto list = uncertain_inputs(resolve_job(request(file, "mmap1")));
+  std::filesystem::remove(file);
+  const UncertainInput* llc = find(list, "topology.latency_ns.llc");
+  REQUIRE(llc);
+  CHECK(llc->kind == UncertainInput::Kind::Measured);
+  REQUIRE(llc->range);
+  CHECK((*llc->range)[0] == 29.0);
+  CHECK(llc->range_source == "5th to 95th percentile of the probe's samples");
 }

@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
-pkgs=(g++ cmake make python3 python3-matplotlib libboost-program-options-dev nlohmann-json3-dev libfmt-dev doctest-dev)
+pkgs=(g++ cmake make pkg-config python3 python3-matplotlib libboost-program-options-dev nlohmann-json3-dev libfmt-dev doctest-dev
+      libhwloc-dev)
 read -r -a extra <<<"${SLUBSIM_EXTRA_PACKAGES:-}"
 pkgs+=("${extra[@]}")
 missing=()

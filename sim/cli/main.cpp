@@ -35,6 +35,11 @@
 #include "sim/trust/inputs.h"
 #include "sim/trust/record.h"
 #include "sim/trust/uncertainty.h"
+#include "sim/machine/hwloc_import.h"
+#include "sim/machine/probe.h"
+#include "sim/machine/topology.h"
+#include <cmath>
+#include <ctime>
 
 namespace po = boost::program_options;
 using namespace slubsim;
@@ -118,6 +123,8 @@ Usage:
   slubsim advise [OPTIONS]    which sheaf capacity and barn limits (the runtime-tuning RFC's knobs) for a
                               machine and workload, at what memory cost ('slubsim advise --help')
   slubsim inputs [OPTIONS]    the job's inputs that are not facts of the kernel: value, range, sources
+  slubsim import [OPTIONS]    a topology from hwloc: an lstopo XML of any box, or this machine
+  slubsim probe [OPTIONS]     this machine measured: cache-line transfers and lock hand-offs per class
   slubsim --help
   slubsim --version           the version and the commit it was built from
 
@@ -586,6 +593,169 @@ int inputs(std::vector<std::string> args) {
   return 0;
 }
 
+const char* kImportUsage = R"(slubsim import: a topology (docs/topology-format.md) from hwloc
+
+Usage:
+  slubsim import --hwloc FILE.xml --latencies-from PRESET --name NAME --out FILE.json
+  slubsim import --this-machine --latencies-from PRESET --name NAME --out FILE.json
+
+The layout (sockets, NUMA nodes with their memory, cores and SMT siblings, last-level-cache
+domains, CPU numbers, the firmware's NUMA distances) comes from hwloc: an lstopo XML taken on any
+box ('lstopo --of xml > box.xml', no slubsim needed there), or this machine through libhwloc.
+hwloc knows no cache-line transfer times: the latency classes are copied from PRESET, the
+closest measured part, each marked as copied with its source and range ('slubsim inputs' lists
+them). The file is checked as --topology would check it before it is written.
+
+Examples:
+  slubsim import --hwloc box.xml --latencies-from amd-turin-2s-512t --name my-turin --out my-turin.json
+  slubsim import --this-machine --latencies-from small-2s-8c --name here --out here.json
+)";
+
+int import_topology(std::vector<std::string> args) {
+  refuse_placeholders(args);
+  std::string hwloc_file, latencies, name, out, description;
+  bool this_machine = false;
+  po::options_description d("Options of 'slubsim import'");
+  d.add_options()("help,h", "this text")
+      ("hwloc", po::value(&hwloc_file), "an lstopo XML (lstopo --of xml); e.g. --hwloc box.xml")
+      ("this-machine", po::bool_switch(&this_machine), "read this machine through libhwloc instead")
+      ("latencies-from", po::value(&latencies), "the preset (or topology file) whose latency classes are copied; e.g. --latencies-from amd-turin-2s-512t")
+      ("name", po::value(&name), "the topology's name; e.g. --name my-turin")
+      ("description", po::value(&description), "free text (default: the shape, said)")
+      ("out", po::value(&out), "the topology JSON to write; e.g. --out my-turin.json");
+  po::variables_map vm;
+  if (!parse_command_line(args, d, vm, "import")) return kExitBadInput;
+  if (vm.count("help")) {
+    std::cout << kImportUsage << "\n" << d << "\n";
+    return 0;
+  }
+  if (this_machine == !hwloc_file.empty())
+    throw ConfigError("command line", "--hwloc", "give an lstopo XML with --hwloc FILE, or --this-machine (one of them)");
+  if (latencies.empty()) throw ConfigError("command line", "--latencies-from", "needs a preset to copy the latency classes from");
+  if (name.empty()) throw ConfigError("command line", "--name", "needs the topology's name");
+  if (out.empty()) throw ConfigError("command line", "--out", "needs the file to write");
+  ImportRequest r;
+  r.name = name;
+  r.description = description;
+  r.latencies_name = latencies;
+  r.latencies_file = resolve_config(default_home(), "configs/topologies", latencies, "--latencies-from");
+  const json doc = topology_document(read_hwloc(hwloc_file), r);
+  write_file_atomically(out, doc.dump(2) + "\n");
+  std::cerr << fmt::format("slubsim: wrote {} ({})\n", out, doc.at("description").get<std::string>());
+  return 0;
+}
+
+const char* kProbeUsage = R"(slubsim probe: measure this machine's cache-line transfers and lock hand-offs
+
+Usage:
+  slubsim probe --latencies-from PRESET --name NAME --out FILE.json [--pairs-per-class K]
+
+Reads this machine's layout through hwloc (as 'slubsim import --this-machine'), then measures, for
+each distance class the layout has, the one-way cache-line transfer time (two pinned threads
+passing a line by compare-and-swap) on up to K CPU pairs spread over the machine, and the hand-off
+time of a contended queued (MCS) spinlock with 2, 4, 8, 16 waiters of the class. Each measured
+class is written as measured (the median, its 5th-95th percentiles as its range, the host, date
+and sample count); the classes it cannot measure here keep PRESET's figures, marked as copied,
+and are listed with the reason. Hand-offs go to lock_handoff_ns, a check of the model, not an
+input. SIGINT or SIGTERM stops it at the next sample and writes nothing. How:
+docs/topology-format.md, "Measured by slubsim probe".
+
+Examples:
+  slubsim probe --latencies-from amd-turin-2s-512t --name my-turin --out my-turin.json
+)";
+
+volatile std::sig_atomic_t g_probe_signal = 0;
+extern "C" void on_probe_signal(int sig) {
+  g_probe_signal = sig;
+  g_stop.store(true);
+  std::signal(sig, SIG_DFL);  // a second signal ends it at once
+}
+
+int probe(std::vector<std::string> args) {
+  refuse_placeholders(args);
+  std::string latencies, name, out;
+  int per_class = 8, samples = 9;
+  po::options_description d("Options of 'slubsim probe'");
+  d.add_options()("help,h", "this text")
+      ("latencies-from", po::value(&latencies), "the preset whose figures the classes not measured here keep; e.g. --latencies-from amd-turin-2s-512t")
+      ("name", po::value(&name), "the topology's name; e.g. --name my-turin")
+      ("out", po::value(&out), "the topology JSON to write; e.g. --out my-turin.json")
+      ("pairs-per-class", po::value(&per_class)->default_value(per_class), "CPU pairs (and waiter sets) per class at most; e.g. --pairs-per-class 16")
+      ("samples", po::value(&samples)->default_value(samples), "samples per pair (each 2000 round trips); e.g. --samples 21");
+  po::variables_map vm;
+  if (!parse_command_line(args, d, vm, "probe")) return kExitBadInput;
+  if (vm.count("help")) {
+    std::cout << kProbeUsage << "\n" << d << "\n";
+    return 0;
+  }
+  if (latencies.empty()) throw ConfigError("command line", "--latencies-from", "needs a preset for the classes not measured here");
+  if (name.empty()) throw ConfigError("command line", "--name", "needs the topology's name");
+  if (out.empty()) throw ConfigError("command line", "--out", "needs the file to write");
+  if (per_class < 1 || per_class > 1024) throw ConfigError("command line", "--pairs-per-class", "must be between 1 and 1024");
+  if (samples < 1 || samples > 1000000) throw ConfigError("command line", "--samples", "must be between 1 and 1000000");
+  ImportRequest r;
+  r.name = name;
+  r.latencies_name = latencies;
+  r.latencies_file = resolve_config(default_home(), "configs/topologies", latencies, "--latencies-from");
+  json doc = topology_document(read_hwloc(""), r);
+  const Machine m = parse_topology(doc, "this machine");
+  std::signal(SIGINT, on_probe_signal);
+  std::signal(SIGTERM, on_probe_signal);
+  ProbeOptions o;
+  o.per_class = per_class;
+  o.samples = samples;
+  o.stop = &g_stop;
+  std::vector<ProbeClassResult> results;
+  try {
+    results = run_probe(m, probe_plan(m, per_class), o);
+  } catch (const std::runtime_error&) {
+    if (!g_stop.load()) throw;
+    std::cerr << "slubsim: probe: stopped; nothing written\n";
+    return 128 + static_cast<int>(g_probe_signal);
+  }
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const auto round1 = [](double v) { return std::round(10 * v) / 10; };
+  json handoffs = json::object();
+  std::cout << fmt::format("slubsim probe on {} ({}), {} CPUs:\n", host, date, m.nr_cpus);
+  for (const auto& res : results) {
+    const char* cls = distance_name(res.cls);
+    if (!res.transfer) {
+      std::cout << fmt::format("  {:<26} not measured: {}; keeps {}'s figure, marked copied\n", cls, res.not_measured, latencies);
+      continue;
+    }
+    const ProbeFigure& f = *res.transfer;
+    const double lo = std::max(0.1, round1(f.p5_ns)), value = std::max(lo, round1(f.median_ns)), hi = std::max(value, round1(f.p95_ns));
+    doc["latency_ns"][cls] = {
+        {"value", value},
+        {"source", fmt::format("measured by slubsim probe on {}, {}, {} samples over {} CPU pairs: one-way transfer, "
+                               "half a compare-and-swap round trip between two pinned threads{}",
+                               host, date, f.samples, res.pairs, res.note.empty() ? "" : "; " + res.note)},
+        {"range", {lo, hi}},
+        {"range_source", "5th to 95th percentile of the probe's samples"}};
+    std::cout << fmt::format("  {:<26} {:>7.1f} ns  [{:.1f}, {:.1f}]  {} samples, {} pairs\n", cls, value, lo, hi, f.samples, res.pairs);
+    json per = json::object();
+    for (const auto& [waiters, h] : res.handoff) {
+      per[std::to_string(waiters)] = {
+          {"value", std::max(0.1, round1(h.median_ns))},
+          {"source", fmt::format("a check, not a model input: measured by slubsim probe on {}, {}, {} samples: ns per "
+                                 "acquisition of an MCS lock taken in a loop by {} pinned threads, an increment "
+                                 "under it", host, date, h.samples, waiters)}};
+      std::cout << fmt::format("  {:<26} hand-off with {:>2} waiters: {:.1f} ns\n", "", waiters, h.median_ns);
+    }
+    if (!per.empty()) handoffs[cls] = per;
+  }
+  if (!handoffs.empty()) doc["lock_handoff_ns"] = handoffs;
+  doc["source"] = doc["source"].get<std::string>() + " Then measured by slubsim probe: each class it measured says so.";
+  parse_topology(doc, out);  // what is written loads
+  write_file_atomically(out, doc.dump(2) + "\n");
+  std::cerr << fmt::format("slubsim: wrote {}\n", out);
+  return 0;
+}
+
 // The main job takes the options that change how it runs, not what: host threads and quiet.
 int default_job(const std::vector<std::string>& args) {
   refuse_placeholders(args);
@@ -633,8 +803,10 @@ int main(int argc, char** argv) {
     if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
     if (args[0] == "advise") return advise({args.begin() + 1, args.end()});
     if (args[0] == "inputs") return inputs({args.begin() + 1, args.end()});
+    if (args[0] == "import") return import_topology({args.begin() + 1, args.end()});
+    if (args[0] == "probe") return probe({args.begin() + 1, args.end()});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'{}\n{}", args[0],
-                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "inputs", "help", "version"}),
+                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "inputs", "import", "probe", "help", "version"}),
                              kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {

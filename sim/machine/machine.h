@@ -47,6 +47,14 @@ struct Machine {
   std::array<bool, kDistanceClasses> latency_estimate{};
   std::array<std::array<double, 2>, kDistanceClasses> latency_range_ns{};
   double smt_private_work_factor = 1.0;
+  // slubsim probe's measured hand-off of a contended queued spinlock, per class and number of
+  // waiters: a check of the model's hand-off (priced part by part from the transfers), not an input.
+  struct Handoff {
+    Distance cls;
+    int waiters;
+    double ns;
+  };
+  std::vector<Handoff> lock_handoff_ns;
 
   int nr_cores() const { return static_cast<int>(core_cpus.size()); }
 

@@ -245,6 +245,22 @@ Machine parse_topology(const json& doc, const std::string& file) {
         if (m.node_distance[a][b] != m.node_distance[b][a])
           dist->at(a).at(b).fail("the matrix must be symmetric");
   }
+  // slubsim probe's hand-off times: a check of the model's part-by-part hand-off, not an input.
+  if (auto h = root.find("lock_handoff_ns")) {
+    for (const auto& cls : h->keys()) {
+      int d = 0;
+      while (d < kDistanceClasses && cls != distance_name(static_cast<Distance>(d))) ++d;
+      if (d == kDistanceClasses) h->at(cls).fail("not a distance class");
+      auto per = h->at(cls);
+      for (const auto& waiters : per.keys()) {
+        const double ns = per.at(waiters).sourced_value();
+        if (!(ns > 0)) per.at(waiters).at("value").fail("a hand-off time must be positive");
+        if (waiters.empty() || waiters.find_first_not_of("0123456789") != std::string::npos || std::stoi(waiters) < 2)
+          per.at(waiters).fail("the key is the number of waiters, 2 or more");
+        m.lock_handoff_ns.push_back({static_cast<Distance>(d), std::stoi(waiters), ns});
+      }
+    }
+  }
   root.check_known_fields();
   return m;
 }

@@ -24,7 +24,7 @@ std::string lowercase(std::string s) {
 // Not an uncertain input of this job: a fact, a switch of the model, or a figure not used.
 bool left_out(const std::string& source) {
   const std::string s = lowercase(source);
-  for (std::string_view p : {"kernel fact", "model switch", "model choice", "replay mechanics", "used only with"})
+  for (std::string_view p : {"kernel fact", "model switch", "model choice", "replay mechanics", "used only with", "a check"})
     if (begins(s, p)) return true;
   return false;
 }
@@ -32,6 +32,7 @@ bool left_out(const std::string& source) {
 UncertainInput::Kind kind_of(const std::string& source) {
   const std::string s = lowercase(source);
   if (begins(s, "--set ")) return UncertainInput::Kind::Set;
+  if (begins(s, "measured by slubsim probe")) return UncertainInput::Kind::Measured;
   if (s.find("placeholder") != std::string::npos) return UncertainInput::Kind::Placeholder;
   if (s.find("estimate") != std::string::npos) return UncertainInput::Kind::Estimate;
   return UncertainInput::Kind::Sourced;
@@ -89,6 +90,7 @@ const char* kind_name(UncertainInput::Kind k) {
     case UncertainInput::Kind::Placeholder: return "placeholder";
     case UncertainInput::Kind::Sourced: return "sourced";
     case UncertainInput::Kind::Set: return "set";
+    case UncertainInput::Kind::Measured: return "measured";
   }
   return "?";
 }
@@ -168,7 +170,8 @@ std::string format_inputs(const Job& job, const std::vector<UncertainInput>& inp
   std::string out = fmt::format(
       "slubsim inputs: {} on {}: {} inputs that are not facts of the kernel, {} with a range\n"
       "kind: estimate (the source's guess), placeholder (not fitted to any machine), sourced (a published or\n"
-      "measured figure, often of another part), set (--set on this command line)\n\n",
+      "measured figure, often of another part), set (--set on this command line), measured (slubsim probe on\n"
+      "this machine)\n\n",
       job.program.name.empty() ? job.request.workload : job.program.name, job.machine.name, inputs.size(), ranged);
   std::size_t width = 4;
   for (const auto& in : inputs) width = std::max(width, in.name.size());

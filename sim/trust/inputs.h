@@ -8,7 +8,8 @@
 // topology, cost model and workload files, after --set. Left out, by how their source begins:
 // "kernel fact" (a constant read from the kernel source: not uncertain), "model switch" / "model
 // choice" (how the model works, not a figure of the machine), "replay mechanics" and "used only
-// with" (a figure the job's settings do not use). Numbers only.
+// with" (a figure the job's settings do not use), "a check" (a measurement kept to check the
+// model against, as slubsim probe's lock hand-offs). Numbers only.
 //
 // A range is [low, high] around the value with a source of its own ("range_source"), or without
 // one the range the value's source states (docs/topology-format.md). A workload's placeholder
@@ -29,7 +30,7 @@
 namespace slubsim {
 
 struct UncertainInput {
-  enum class Kind { Estimate, Placeholder, Sourced, Set };
+  enum class Kind { Estimate, Placeholder, Sourced, Set, Measured };
   std::string name;  // the --set key: "topology.latency_ns.llc", "workload.parameters.unlocked_ns"
   std::string file;  // the config file it is read from
   double value = 0;

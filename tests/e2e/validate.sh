@@ -49,6 +49,36 @@ grep -q "^| within one source tree (best topology) |" "$tmp/a/scoreboard.md" &&
   grep -q "^| across releases (best topology) |" "$tmp/a/scoreboard.md" || fail "scoreboard.md: no within-tree / across-releases totals"
 grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
 
+# --uncertainty quick: the same results (the runs at the factors' ends are not written), and every
+# scored cell with its interval; the scoreboard counts coverage and lists the structural misses.
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/u" --quiet --uncertainty quick \
+  >"$tmp/u.out" || fail "validate --uncertainty quick: $(cat "$tmp/u.out")"
+cmp -s "$tmp/a/tiny-mmap2/small-2s-8c/base/stats.json" "$tmp/u/tiny-mmap2/small-2s-8c/base/stats.json" ||
+  fail "validate --uncertainty changed a result"
+grep -q "^| intervals (90%, over the inputs' ranges and the windows' noise) |" "$tmp/u/scoreboard.md" &&
+  grep -q "^Structural misses" "$tmp/u/scoreboard.md" || fail "scoreboard.md: no intervals table or structural misses"
+grep -q "the 90% interval covers the published delta in" "$tmp/u.out" || fail "no coverage on stdout"
+grep -q "^| intervals" "$tmp/a/scoreboard.md" && fail "a plain validate printed intervals"
+python3 - "$tmp/u/scoreboard.json" <<'PY' || fail "scoreboard.json intervals"
+import json, sys
+b = json.load(open(sys.argv[1]))
+n = 0
+for e in b["experiments"]:
+    for t in e["topologies"]:
+        for c in t["cells"]:
+            if "excluded" in c or c["simulated_delta_pct"] is None:
+                continue
+            lo, hi = c["interval_90_pct"]
+            rlo, rhi = c["reach_pct"]
+            assert lo <= hi and rlo <= lo + 1e-9 and hi <= rhi + 1e-9 and c["decided_by"], c
+            n += 1
+assert n > 0 and b["overall"]["intervals"]["cells"] == b["overall"]["cells"], b["overall"]
+PY
+for bad in "--uncertainty medium" "--uncertainty quick --calibrate"; do
+  "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/bad" --quiet $bad >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] && [ ! -e "$tmp/bad" ] || fail "validate $bad: want exit 2 and nothing written: $(cat "$tmp/err")"
+done
+
 # A partial run (--only) never replaces a full scoreboard: by default it goes to results/partial,
 # and even with --out pointing at the full one its scoreboard is scoreboard.partial.*.
 mkdir -p "$tmp/work/results"
