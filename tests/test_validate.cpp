@@ -344,6 +344,10 @@ TEST_CASE("fit: the scale search converges on a throughput of 1 / (s W + B)") {
   // Already there at s = 1: one simulation.
   calls = 0;
   CHECK(search_scale(throughput(1.0), [&](double s) { ++calls; return throughput(s); }).simulations == 1);
+  // Started at the answer (an interval's end fits again from the nominal scale): one simulation,
+  // and from there the same answer as from s = 1.
+  CHECK(search_scale(published, throughput, kFitTolerancePct, 0.7).simulations == 1);
+  CHECK(search_scale(published, throughput, kFitTolerancePct, 0.7).scale == doctest::Approx(found.scale).epsilon(0.01));
   // Unreachable (faster than zero non-slab time allows): gives up after the budget, best point kept.
   auto never = search_scale(throughput(0.0) * 2, throughput);
   CHECK_FALSE(never.converged);

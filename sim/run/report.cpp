@@ -441,6 +441,24 @@ std::string describe_sheaves(const Job& job, const Variant& v) {
   return fmt::format(": sheaf capacity {}", fmt::join(parts, ", "));
 }
 
+RowMean row_mean(const JobResult& result, std::size_t v, std::size_t row) {
+  RowMean m;
+  double hw2 = 0;
+  const auto& runs = result.runs.at(v);
+  for (const auto& run : runs) {
+    const auto& r = run.at(row);
+    m.ops += static_cast<double>(r.ops_per_sec);
+    m.judged = m.judged && r.settle.judged && r.settle.half_width >= 0;
+    m.settled = m.settled && r.settle.settled;
+    const double hw = std::max(0.0, r.settle.half_width);
+    hw2 += hw * hw;
+  }
+  const double n = static_cast<double>(runs.size());
+  m.ops /= n;
+  m.half_width = std::sqrt(hw2) / n;
+  return m;
+}
+
 std::string format_table(const Job& job, const JobResult& result) {
   std::string out;
   const Machine& m = job.machine;
@@ -469,12 +487,11 @@ std::string format_table(const Job& job, const JobResult& result) {
                        "window", "most-waited lock");
     const auto& runs = result.runs[v];
     for (std::size_t row = 0; row < job.nr_tasks.size(); ++row) {
-      double ops = 0, ops2 = 0, idle = 0, wait_pct = 0, hw2 = 0, warmup = 0, window = 0;
-      bool judged = true, settled = true;
+      const RowMean m = row_mean(result, v, row);
+      double ops2 = 0, idle = 0, wait_pct = 0, warmup = 0, window = 0;
       std::map<std::string, Time> waits;
       for (const auto& run : runs) {
         const auto& r = run[row];
-        ops += static_cast<double>(r.ops_per_sec);
         ops2 += static_cast<double>(r.ops_per_sec) * static_cast<double>(r.ops_per_sec);
         idle += r.idle_pct;
         double wait = 0;
@@ -483,9 +500,6 @@ std::string format_table(const Job& job, const JobResult& result) {
           wait += static_cast<double>(l.stat.wait_total);
         }
         if (r.window > 0) wait_pct += 100.0 * wait / (static_cast<double>(r.nr_task) * static_cast<double>(r.window));
-        judged = judged && r.settle.judged && r.settle.half_width >= 0;
-        settled = settled && r.settle.settled;
-        hw2 += r.settle.half_width * r.settle.half_width;
         warmup += to_us(r.warmup) / 1000.0;
         window += to_us(r.window) / 1000.0;
       }
@@ -498,10 +512,9 @@ std::string format_table(const Job& job, const JobResult& result) {
           best = w;
           top = cls;
         }
-      // The runs' means are independent: the half-width of their average.
-      const double mean = ops / n;
-      const std::string pm = !judged ? "?" : fmt::format("{:.1f}%", mean > 0 ? 100.0 * std::sqrt(hw2) / n / mean : 0.0);
-      if (!settled) unsettled_rows = true;
+      const double mean = m.ops;
+      const std::string pm = !m.judged ? "?" : fmt::format("{:.1f}%", mean > 0 ? 100.0 * m.half_width / mean : 0.0);
+      if (!m.settled) unsettled_rows = true;
       std::string sd;
       if (many) {
         // Sample standard deviation over the runs, as lkp's compare prints it (± x%).
@@ -510,7 +523,7 @@ std::string format_table(const Job& job, const JobResult& result) {
       }
       out += fmt::format("{:>8} {:>14.0f} {:>9}{} {:>14.0f} {:>7.2f} {:>11.2f} {:>7.0f}ms {:>7.0f}ms  {}{}\n", nt,
                          mean, pm, sd, mean / nt, idle / n, wait_pct / n, warmup / n, window / n, top,
-                         settled ? "" : "  (not settled)");
+                         m.settled ? "" : "  (not settled)");
     }
     out += "\n";
   }

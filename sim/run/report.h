@@ -24,6 +24,14 @@ json lkp_stats(const json& matrix);
 
 // A readable table of a job's results (the main job's output).
 std::string format_table(const Job& job, const JobResult& result);
+// One row of one variant over its runs: the mean throughput, the 95% half-width of that mean
+// (the runs' means are independent; a half-width not judged counts as 0), and whether every run's
+// window was judged and settled. The run table and the intervals of run --uncertainty read it.
+struct RowMean {
+  double ops = 0, half_width = 0;
+  bool judged = true, settled = true;
+};
+RowMean row_mean(const JobResult& result, std::size_t v, std::size_t row);
 
 // What was simulated, for table headers: the program's non-slab time per op, saying when its
 // values are placeholders (with the fits that exist for this machine), and one variant's sheaf

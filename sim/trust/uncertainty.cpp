@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/random.h"
+#include "sim/run/report.h"
 
 namespace slubsim {
 
@@ -14,29 +15,9 @@ constexpr int kDraws = 20000;
 constexpr double kZ95 = 1.959964;  // a settled mean's 95% half-width over its standard error
 constexpr double kLowQuantile = 0.05, kHighQuantile = 0.95;  // the 90% interval
 
-struct Mean {
-  double ops = 0, half_width = 0;
-};
-
-// The runs' average of a row's throughput and its 95% half-width, as the run table prints them.
-Mean mean_of(const JobResult& r, std::size_t v, std::size_t row) {
-  Mean m;
-  double hw2 = 0;
-  const auto& runs = r.runs.at(v);
-  for (const auto& run : runs) {
-    m.ops += static_cast<double>(run.at(row).ops_per_sec);
-    const double hw = std::max(0.0, run.at(row).settle.half_width);
-    hw2 += hw * hw;
-  }
-  const double n = static_cast<double>(runs.size());
-  m.ops /= n;
-  m.half_width = std::sqrt(hw2) / n;
-  return m;
-}
-
 double delta_pct(const JobResult& r, std::size_t v, std::size_t row) {
-  const double base = mean_of(r, 0, row).ops;
-  return base > 0 ? 100.0 * (mean_of(r, v, row).ops / base - 1.0) : 0.0;
+  const double base = row_mean(r, 0, row).ops;
+  return base > 0 ? 100.0 * (row_mean(r, v, row).ops / base - 1.0) : 0.0;
 }
 
 // The delta at place u in [0, 1] of a factor's range: piecewise linear through its low end, the
@@ -208,7 +189,7 @@ std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nomi
       d.variant = v;
       d.row = row;
       d.delta = delta_pct(nominal, v, row);
-      const Mean a = mean_of(nominal, 0, row), b = mean_of(nominal, v, row);
+      const RowMean a = row_mean(nominal, 0, row), b = row_mean(nominal, v, row);
       const double sigma = delta_sigma(d.delta, a.ops, a.half_width, b.ops, b.half_width);
       std::vector<std::array<double, 2>> at(factors.size());
       for (std::size_t f = 0; f < factors.size(); ++f)

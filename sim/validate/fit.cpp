@@ -218,7 +218,8 @@ std::vector<std::pair<std::string, double>> scaled_parameters(
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-ScaleSearch search_scale(double published, const std::function<double(double)>& simulate, double tolerance_pct) {
+ScaleSearch search_scale(double published, const std::function<double(double)>& simulate, double tolerance_pct,
+                         double start) {
   // g(s) = 1/t(s) - 1/P is increasing in s where throughput falls as the non-slab time grows
   // (the normal branch) and linear there if the rest does not scale. Near saturation t(s) is
   // noisy and can peak: below some s, less non-slab time only adds contention. So the search
@@ -238,7 +239,7 @@ ScaleSearch search_scale(double published, const std::function<double(double)>& 
     pts.push_back({s, t});
     return t;
   };
-  double s = 1.0;
+  double s = round_scale(start > 0 ? start : 1.0);
   double t = run(s);
   std::optional<Point> fast, slow;  // bracket ends
   double g_fast = 0, g_slow = 0;    // their (Illinois-weighted) g

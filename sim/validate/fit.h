@@ -60,7 +60,8 @@ std::vector<std::pair<std::string, double>> scaled_parameters(
     const std::vector<std::pair<std::string, double>>& base, double s);
 
 // The factor search: throughput ~ 1 / (s * W + slab), so 1 / throughput is linear in s where
-// the locks do not saturate. From s = 1: a ratio step, then false position inside a bracket on
+// the locks do not saturate. From s = `start` (1 for a calibration; the nominal fit's scale when
+// an interval's end fits again): a ratio step, then false position inside a bracket on
 // the branch where throughput falls with s (secant steps until there is one), at most
 // kFitMaxSimulations, until within kFitTolerancePct of `published`; it gives up early when a smaller s
 // is no faster (the published figure is above the model's peak). simulate(s) returns the
@@ -83,6 +84,6 @@ struct ScaleSearch {
   bool converged = false;
 };
 ScaleSearch search_scale(double published, const std::function<double(double)>& simulate,
-                         double tolerance_pct = kFitTolerancePct);
+                         double tolerance_pct = kFitTolerancePct, double start = 1.0);
 
 }  // namespace slubsim

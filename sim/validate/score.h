@@ -132,6 +132,9 @@ struct TopologyScore {
   std::vector<CellScore> cells;
   std::optional<FitPoint> fit;
   std::string borrowed;  // Experiment::fit_from: where the non-slab time came from
+  // validate --uncertainty: the class-4 fit done again at each factor's end ("latency estimates,
+  // low end: scale 0.31 (-23.1%)"), or why it was not.
+  std::vector<std::string> refits;
   std::vector<ProfileScore> profiles;
   std::vector<CounterScore> counters;
   Totals totals;

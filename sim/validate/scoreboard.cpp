@@ -483,6 +483,9 @@ std::string scoreboard_markdown(const Scoreboard& b) {
         out += "In-sample (fitted): none — no class-4 fit (see the experiment's notes).\n\n";
       }
       const bool with_intervals = std::any_of(t.cells.begin(), t.cells.end(), [](const CellScore& c) { return c.interval.has_value(); });
+      if (with_intervals && !t.refits.empty())
+        out += fmt::format("At each end of the intervals' factors the non-slab time is fitted again, as it was at the "
+                           "nominal inputs: {}.\n\n", md_escape(fmt::format("{}", fmt::join(t.refits, "; "))));
       out += with_intervals
                  ? "| metric | baseline → test | published | published Δ | simulated | simulated Δ | error (pp) | agree | "
                    "90% interval | decided by |\n|---|---|---|---|---|---|---|---|---|---|\n"
@@ -587,6 +590,7 @@ json scoreboard_json(const Scoreboard& b) {
         tj["in_sample"] = nullptr;
       }
       if (!t.borrowed.empty()) tj["non_slab_time"] = t.borrowed;
+      if (!t.refits.empty()) tj["refits_at_interval_ends"] = t.refits;
       json cells = json::array();
       for (const auto& c : t.cells) {
         const auto& cell = *c.cell;

@@ -73,7 +73,11 @@ for e in b["experiments"]:
             assert lo <= hi and rlo <= lo + 1e-9 and hi <= rhi + 1e-9 and c["decided_by"], c
             n += 1
 assert n > 0 and b["overall"]["intervals"]["cells"] == b["overall"]["cells"], b["overall"]
+# The class-4 fit is done again at each end of the latency estimates (small-2s-8c's DRAM ranges).
+refits = b["experiments"][0]["topologies"][0]["refits_at_interval_ends"]
+assert len(refits) == 2 and all("latency estimates" in r and "scale" in r for r in refits), refits
 PY
+grep -q "the non-slab time is fitted again" "$tmp/u/scoreboard.md" || fail "scoreboard.md: the refits at the ends are not listed"
 for bad in "--uncertainty medium" "--uncertainty quick --calibrate"; do
   "$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/bad" --quiet $bad >/dev/null 2>"$tmp/err"
   [ $? -eq 2 ] && [ ! -e "$tmp/bad" ] || fail "validate $bad: want exit 2 and nothing written: $(cat "$tmp/err")"
