@@ -581,26 +581,26 @@ void add_intervals(const std::vector<Experiment>& experiments, const std::vector
   for (const auto& [key, fs] : factors) {
     const auto [ei, ti] = key;
     for (std::size_t f = 0; f < fs.size(); ++f)
-        for (int end = 0; end < 2; ++end) {
-          if (end == 0 ? !fs[f].run_low() : !fs[f].run_high()) continue;
-          Scenario sc{ei, ti, f, end, all.size(), 0};
-          const auto& sets = end == 0 ? fs[f].low : fs[f].high;
-          const Fit* refit = refit_at(ei, ti, sets);
-          for (const auto& r : runs) {
-            if (r.experiment != &experiments[ei] || r.topology != ti) continue;
-            VariantRun at = r;
-            JobRequest req = r.job.request;
-            for (const auto& set : sets) req.sets.push_back(set);
-            if (refit)  // after the nominal fit's items, so its values are the ones that hold
-              for (const auto& set : refit->sets()) req.sets.push_back(set);
-            at.job = resolve_job(req);
-            at.result = JobResult{};
-            at.stats = json();
-            all.push_back(std::move(at));
-            ++sc.count;
-          }
-          scenarios.push_back(sc);
+      for (int end = 0; end < 2; ++end) {
+        if (end == 0 ? !fs[f].run_low() : !fs[f].run_high()) continue;
+        Scenario sc{ei, ti, f, end, all.size(), 0};
+        const auto& sets = end == 0 ? fs[f].low : fs[f].high;
+        const Fit* refit = refit_at(ei, ti, sets);
+        for (const auto& r : runs) {
+          if (r.experiment != &experiments[ei] || r.topology != ti) continue;
+          VariantRun at = r;
+          JobRequest req = r.job.request;
+          for (const auto& set : sets) req.sets.push_back(set);
+          if (refit)  // after the nominal fit's items, so its values are the ones that hold
+            for (const auto& set : refit->sets()) req.sets.push_back(set);
+          at.job = resolve_job(req);
+          at.result = JobResult{};
+          at.stats = json();
+          all.push_back(std::move(at));
+          ++sc.count;
         }
+        scenarios.push_back(sc);
+      }
   }
   std::size_t points = 0;
   for (const auto& r : all) points += job_points(r.job).size();
