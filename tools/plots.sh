@@ -57,7 +57,7 @@ for expdir in "$results"/*/; do
   [ -f "$experiments/$id.json" ] && published=(--published "$experiments/$id.json")
   for top in "${tops[@]}"; do
     name="$id--$(basename "$top")"
-    if ! find "$top" -name stats.json | grep -q .; then
+    if [ -z "$(find "$top" -name stats.json)" ]; then
       echo "plots: $id/$(basename "$top"): no stats.json, skipped"
       continue
     fi
@@ -68,7 +68,7 @@ for expdir in "$results"/*/; do
     case "$id" in
       [tT]01*)
         run locks "$top" -o "$out/$name-locks.png"
-        if find "$top" -name stats.json -exec grep -l '"why\.' {} + | grep -q .; then
+        if [ -n "$(find "$top" -name stats.json -exec grep -l '"why\.' {} +)" ]; then
           run why "$top" -o "$out/$name-why.png"
         else
           echo "plots: $id/$(basename "$top"): no why.<category>.percent keys yet, why plot skipped"

@@ -7,7 +7,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$bin" run --help | grep -q -- "--why" || fail "run --help lacks --why"
+# Capture before matching: grep -q exits at its first match, and under pipefail the writer's
+# SIGPIPE (or EPIPE) on the rest of the help would fail the pipeline by chance.
+help=$("$bin" run --help)
+grep -q -- "--why" <<<"$help" || fail "run --help lacks --why"
 
 args=(run --topology small-2s-8c --workload sheaf-burst --kernel v6.17,v7.0 --sheaf-capacity 32
       --nr-task 4,8 --duration 1ms --warmup 200us --quiet --validate)
