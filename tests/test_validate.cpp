@@ -316,7 +316,7 @@ TEST_CASE("scoreboard: formatting is deterministic and says what was fitted") {
   CHECK(scoreboard_json(a).dump(2) == scoreboard_json(b).dump(2));
   auto md = scoreboard_markdown(a);
   CHECK(md.find("**Overall: sign agreement 1/1 (100.0%), median absolute error 1.00 pp**") != std::string::npos);
-  CHECK(md.find("Nothing was fitted on a predicted state") != std::string::npos);
+  CHECK(md.find("Every other delta cell is an out-of-sample prediction") != std::string::npos);
   CHECK(md.find("In-sample (fitted): a `will-it-scale.2.processes` at 2 tasks") != std::string::npos);
   CHECK(md.find("excluded: no knob") != std::string::npos);
   auto j = scoreboard_json(a);

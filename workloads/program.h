@@ -5,8 +5,9 @@
 //   touch  {line, access: read | write}             a shared cache line
 //   lock   {lock, mode: write | read, body: [...]}  hold a lock around the body
 //   alloc  {cache, pool, count, node, to}           kmem_cache_alloc(_node) into a pool
-//   free   {cache, pool, count, keep}               kmem_cache_free of the pool's oldest objects,
-//                                                   leaving at least `keep` in the pool
+//   free   {cache, pool, count, keep, order}        kmem_cache_free of the pool's oldest objects,
+//                                                   leaving at least `keep` in the pool; order
+//                                                   "shuffled" frees them in a random order
 //   (alloc, free, kfree_rcu and call_rcu take `each_ns`: work per object, e.g. a recv per packet)
 //   alloc_bulk / free_bulk {cache, pool, count}     kmem_cache_alloc_bulk / kmem_cache_free_bulk
 //   kfree_rcu {cache, pool, count, keep}            kfree_rcu of the pool's oldest objects
@@ -57,6 +58,8 @@ struct Step {
   Dest to = Dest::Own;       // alloc: whose pool instance receives the objects
   Time each_ns = 0;          // alloc / free: CPU-private work per object moved (a recv per packet)
   bool count_own = false;    // free: one operation per object this task itself put in the pool
+  bool shuffled = false;     // free, free_bulk, kfree_rcu, call_rcu: the step's objects in a random
+                             // order (T12's shuffled frees), not oldest first
   std::vector<std::string> kernels;  // only in these kernel presets (empty: all)
 };
 

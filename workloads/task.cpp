@@ -89,6 +89,8 @@ void take_from_pool(const Step& s, Pool& pool, std::vector<void*>& objs, TaskBin
     objs.push_back(pool.pop(b.instance, &own));
     if (own && s.count_own) ++b.own_taken;
   }
+  if (s.shuffled)  // Fisher-Yates on the task's own stream: the same seed, the same order
+    for (std::size_t i = objs.size(); i > 1; --i) std::swap(objs[i - 1], objs[b.rng.below(i)]);
 }
 
 // The pool instance an allocation step puts its objects into when it names one (own, next-node).

@@ -15,6 +15,7 @@ PageAllocator::PageAllocator(Shared& shared, const Numa& numa, const PageAllocPa
     zones_.push_back(z);
   }
   pcp_.assign(static_cast<std::size_t>(numa.nr_cpus) * zones_.size() * (kPcpMaxOrder + 1), 0);
+  hot_.assign(pcp_.size(), 0);
 }
 
 std::int64_t PageAllocator::pcp_total_pages(int cpu, int node) {
@@ -45,7 +46,7 @@ Co<bool> PageAllocator::refill(Exec& e, int node, int order) {
   co_return blocks > 0;
 }
 
-// free_pcppages_bulk: return a batch of pages to the buddy lists.
+// free_pcppages_bulk: return a batch of pages to the buddy lists, from each list's cold end.
 Co<void> PageAllocator::drain(Exec& e, int node) {
   Frame frame(e, "free_pcppages_bulk");
   Zone& z = zones_[node];
@@ -60,13 +61,15 @@ Co<void> PageAllocator::drain(Exec& e, int node) {
       to_free -= std::int64_t{1} << o;
       ++moved_blocks;
     }
+    hot(e.cpu(), node, o) = std::min(hot(e.cpu(), node, o), list);
   }
   e.spend(c_.zone_lock_per_block * moved_blocks);
   co_await e.unlock(z.lock);
 }
 
-Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node) {
+Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node, bool* warm) {
   Frame frame(e, "__alloc_pages");
+  if (warm) *warm = false;
   const auto& order_list = numa_.fallback[node];
   for (int candidate : order_list) {
     if (this_node && candidate != node) break;
@@ -77,6 +80,11 @@ Co<int> PageAllocator::alloc_pages(Exec& e, int order, int node, bool this_node)
         if (!refilled) continue;
       }
       --list;
+      std::int64_t& h = hot(e.cpu(), candidate, order);
+      if (h > 0) {
+        --h;
+        if (warm) *warm = true;
+      }
       e.spend(c_.pcp_alloc);
       pgalloc_ += std::uint64_t{1} << order;
       co_return candidate;
@@ -109,6 +117,9 @@ Co<void> PageAllocator::free_pages(Exec& e, int order, int node) {
     co_return;
   }
   ++pcp(e.cpu(), node, order);
+  // The block goes on at the hot end; the warm end holds about the CPU's L2 worth of pages.
+  std::int64_t& h = hot(e.cpu(), node, order);
+  h = std::min<std::int64_t>(h + 1, p_.pcp_warm_pages >> order);
   e.spend(c_.pcp_free);
   if (pcp_total_pages(e.cpu(), node) > p_.pcp_high) co_await drain(e, node);
 }

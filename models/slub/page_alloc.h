@@ -20,8 +20,10 @@ class PageAllocator {
   PageAllocator(Shared& shared, const Numa& numa, const PageAllocParams& p, const PathCosts& c);
 
   // 2^order pages, preferring `node`; falls back by distance unless this_node.
-  // Returns the node the pages came from, or -1 if none had them.
-  Co<int> alloc_pages(Exec& e, int order, int node, bool this_node);
+  // Returns the node the pages came from, or -1 if none had them. *warm (if given) says whether
+  // they came off the hot end of this CPU's pcp list: freed by this CPU so recently that their
+  // lines are still in its caches.
+  Co<int> alloc_pages(Exec& e, int order, int node, bool this_node, bool* warm = nullptr);
   Co<void> free_pages(Exec& e, int order, int node);
 
   std::int64_t free_pages(int node) const { return zones_[node].free; }  // in buddy lists
@@ -42,6 +44,11 @@ class PageAllocator {
   std::int64_t& pcp(int cpu, int node, int order) {
     return pcp_[(static_cast<std::size_t>(cpu) * zones_.size() + node) * (kPcpMaxOrder + 1) + order];
   }
+  // Of those, how many sit at the list's hot end (freed last, allocated first; LIFO as
+  // free_unref_page_commit adds at the head and rmqueue_pcplist takes from it).
+  std::int64_t& hot(int cpu, int node, int order) {
+    return hot_[(static_cast<std::size_t>(cpu) * zones_.size() + node) * (kPcpMaxOrder + 1) + order];
+  }
   std::int64_t pcp_total_pages(int cpu, int node);
   Co<bool> refill(Exec& e, int node, int order);
   Co<void> drain(Exec& e, int node);
@@ -51,6 +58,7 @@ class PageAllocator {
   PathCosts c_;
   std::vector<Zone> zones_;
   std::vector<std::int64_t> pcp_;
+  std::vector<std::int64_t> hot_;
   std::uint64_t failures_ = 0;
   std::uint64_t pgalloc_ = 0;
   std::uint64_t pgfree_ = 0;

@@ -26,6 +26,7 @@ struct CacheSpec {
   bool hwcache_align = false;     // SLAB_HWCACHE_ALIGN
   bool typesafe_by_rcu = false;   // SLAB_TYPESAFE_BY_RCU: empty slabs are freed after a grace period
   bool freeptr_outside = false;   // free pointer stored after the object (RCU/ctor without freeptr_offset)
+  bool accounted = false;         // SLAB_ACCOUNT, and the users are in a memcg that charges it
   std::uint32_t sheaf_capacity = 0;  // explicit args.sheaf_capacity (6.18+; a minimum in 7.0)
   // Per-cache knobs (sysfs cpu_partial, min_partial, order; the runtime-tuning RFC's
   // max_full_sheaves and max_empty_sheaves), unset = the kernel's own choice.
@@ -83,6 +84,8 @@ struct PathCosts {
   Time sheaf_array_store_per_object = 0;  // copying object pointers into a sheaf
   Time sheaf_struct_alloc = 0;    // kzalloc/kfree of a sheaf struct
   Time barn_op = 0;               // list work inside barn->lock
+  Time memcg_charge = 0;          // memcg_slab_post_alloc_hook per object of an accounted cache
+  Time memcg_uncharge = 0;        // memcg_slab_free_hook per object
   Time call_rcu = 0;              // queueing an RCU callback
   Time rcu_callback = 0;          // running one RCU callback (softirq entry share, bookkeeping)
   // Cache lines a per-object RCU callback reads cold, one after the other (rcu_do_batch follows
@@ -94,6 +97,9 @@ struct PathCosts {
 struct PageAllocParams {
   int pcp_batch = 63;   // pages moved per refill/drain
   int pcp_high = 378;   // pages a pcp list may hold before it drains
+  // Pages at the hot end of a CPU's pcp list whose lines are still in that CPU's caches: the
+  // most recently freed ones (pcp lists are LIFO), up to about its L2. 0: every page is cold.
+  int pcp_warm_pages = 0;
 };
 
 struct Numa {

@@ -31,6 +31,7 @@ struct Slab {
   int node = 0;
   int order = 0;       // simulated pages: 2^order
   int host_order = 0;  // the host block in the slab arena (models/slub/slab_arena.h)
+  bool warm = false;   // its pages came off the hot end of this CPU's pcp list (PageAllocator)
   std::uint32_t objects = 0;
   std::uint32_t inuse = 0;  // objects not on slab->freelist (users, cpu freelists)
   void* freelist = nullptr;

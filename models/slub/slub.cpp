@@ -83,9 +83,21 @@ KmemCache* Slub::find(std::string_view name) {
 
 // --- entry points ------------------------------------------------------------------------
 
+// memcg_slab_post_alloc_hook / memcg_slab_free_hook (6.x, mm/memcontrol.c obj_cgroup charging
+// from the per-CPU stock): CPU-private work per object of a SLAB_ACCOUNT cache, whichever
+// per-CPU layer served it. Sheaf refills and flushes are not charged: objects are charged when
+// handed to a user and uncharged when a user frees them.
+void Slub::memcg_charge(Exec& e, const KmemCache& s, std::size_t n) {
+  if (s.spec.accounted && n) e.spend(p_.costs.memcg_charge * static_cast<Time>(n));
+}
+void Slub::memcg_uncharge(Exec& e, const KmemCache& s, std::size_t n) {
+  if (s.spec.accounted && n) e.spend(p_.costs.memcg_uncharge * static_cast<Time>(n));
+}
+
 void* Slub::alloc_fast(Exec& e, KmemCache& s, int node) {
   AccountScope fast(e, Account::SlabFast);
   void* obj = fe_->alloc_fast(e, s, node);
+  if (obj) memcg_charge(e, s, 1);
   if (obj && p_.validate) track_alloc(s, obj);
   return obj;
 }
@@ -98,6 +110,7 @@ Co<void*> Slub::alloc(Exec& e, KmemCache& s, int node) {
     obj = co_await fe_->alloc_slow(e, s, node);
   }
   if (!obj) s.stat(Stat::ALLOC_FAILED);
+  if (obj) memcg_charge(e, s, 1);
   if (obj && p_.validate) track_alloc(s, obj);
   co_return obj;
 }
@@ -106,6 +119,7 @@ bool Slub::free_fast(Exec& e, KmemCache& s, void* obj) {
   AccountScope fast(e, Account::SlabFast);
   Slab* slab = checked_slab(s, obj);
   if (!fe_->free_fast(e, s, slab, obj)) return false;
+  memcg_uncharge(e, s, 1);
   if (p_.validate) track_free(s, obj, slab);
   return true;
 }
@@ -114,6 +128,7 @@ Co<void> Slub::free(Exec& e, KmemCache& s, void* obj) {
   AccountScope fast(e, Account::SlabFast);
   Slab* slab = checked_slab(s, obj);
   if (p_.validate) track_free(s, obj, slab);
+  memcg_uncharge(e, s, 1);
   if (!fe_->free_fast(e, s, slab, obj)) {
     AccountScope slow(e, Account::SlabSlow);
     co_await fe_->free_slow(e, s, slab, obj);
@@ -124,6 +139,7 @@ Co<std::size_t> Slub::alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p)
   AccountScope fast(e, Account::SlabFast);
   std::size_t got = co_await fe_->alloc_bulk(e, s, n, p);
   if (got < n) s.stat(Stat::ALLOC_FAILED);
+  memcg_charge(e, s, got);
   if (p_.validate)
     for (std::size_t i = 0; i < got; ++i) track_alloc(s, p[i]);
   co_return got;
@@ -140,6 +156,7 @@ Co<void> Slub::free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) {
         throw SlubError(fmt::format("{}: double free of object {}", s.name(), p[i]));
     for (std::size_t i = 0; i < n; ++i) track_free(s, p[i], nullptr);
   }
+  memcg_uncharge(e, s, n);
   co_await fe_->free_bulk(e, s, n, p);
 }
 
@@ -331,6 +348,7 @@ Co<Sheaf*> Slub::prefill_sheaf(Exec& e, KmemCache& s, std::uint32_t n) {
 void* Slub::alloc_from_sheaf(Exec& e, KmemCache& s, Sheaf* sheaf) {
   AccountScope fast(e, Account::SlabFast);
   void* obj = fe_->alloc_from_sheaf(e, s, sheaf);
+  if (obj) memcg_charge(e, s, 1);
   if (obj && p_.validate) track_alloc(s, obj);
   return obj;
 }
@@ -425,9 +443,10 @@ void Slub::link_freelist(Exec& e, KmemCache& s, Slab* slab, void* const* objs, s
   if (n) set_freepointer(objs[n - 1], nullptr);
   slab->freelist = n ? objs[0] : nullptr;
   // The slab is fresh from the page allocator: every line holding a free pointer is written for
-  // the first time (one line per object from 64-byte objects up, shared below that).
+  // the first time (one line per object from 64-byte objects up, shared below that), and misses
+  // unless the pages came back warm from this CPU's pcp list.
   constexpr std::size_t kLine = 64;
-  Time cold_lines = static_cast<Time>((n * std::min<std::size_t>(s.geo.size, kLine) + kLine - 1) / kLine);
+  Time cold_lines = slab->warm ? 0 : static_cast<Time>((n * std::min<std::size_t>(s.geo.size, kLine) + kLine - 1) / kLine);
   e.spend(p_.costs.freelist_build_per_object * static_cast<Time>(n) + p_.costs.new_slab_cold_line * cold_lines);
 }
 
@@ -440,12 +459,13 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
   Frame frame(e, "allocate_slab");
   int preferred = node == kNoNode ? e.mem_node() : node;
   int order = s.geo.order;
-  int got = co_await pages_->alloc_pages(e, order, preferred, this_node);
+  bool warm = false;
+  int got = co_await pages_->alloc_pages(e, order, preferred, this_node, &warm);
   int min_order = get_order(s.geo.size);
   if (got < 0 && order > min_order) {
     // allocate_slab: retry with the minimum order; ORDER_FALLBACK when that works.
     order = min_order;
-    got = co_await pages_->alloc_pages(e, order, preferred, this_node);
+    got = co_await pages_->alloc_pages(e, order, preferred, this_node, &warm);
     if (got >= 0) s.stat(Stat::ORDER_FALLBACK);
   }
   if (got < 0) co_return nullptr;
@@ -454,6 +474,7 @@ Co<Slab*> Slub::new_slab(Exec& e, KmemCache& s, int node, bool this_node, bool b
   slab->cache = &s;
   slab->node = got;
   slab->order = order;
+  slab->warm = warm;
   std::size_t bytes = kPageSize << order;
   slab->objects = static_cast<std::uint32_t>(bytes / s.geo.size);
   slab->host_order = SlabArena::order_for(slab->objects * kHostObjectBytes);

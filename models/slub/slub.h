@@ -156,6 +156,8 @@ class Slub {
   std::int64_t total_slab_bytes() const;
 
  private:
+  void memcg_charge(Exec& e, const KmemCache& s, std::size_t n);
+  void memcg_uncharge(Exec& e, const KmemCache& s, std::size_t n);
   void track_alloc(KmemCache& s, void* obj);
   void track_free(KmemCache& s, void* obj, Slab* slab);
   Slab* checked_slab(KmemCache& s, void* obj) const;

@@ -93,6 +93,12 @@ void parse_object_step(const JsonView& v, Step& s, Program& p, const std::map<st
       e->fail("only alloc, free, kfree_rcu and call_rcu take each_ns");
     s.each_ns = work_ns(*e, params);
   }
+  if (auto o = v.find("order")) {
+    if (!takes_from_its_pool(s)) o->fail("only frees take an order");
+    auto order = o->str();
+    if (order == "shuffled") s.shuffled = true;
+    else if (order != "fifo") o->fail(fmt::format("unknown order '{}' (fifo, shuffled)", order));
+  }
   if (auto c = v.find("count_own")) {
     if (s.op != StepOp::Free) c->fail("only free counts operations");
     s.count_own = c->raw().is_boolean() && c->raw().get<bool>();

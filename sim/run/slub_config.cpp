@@ -49,6 +49,7 @@ std::vector<slub::CacheSpec> parse_caches(const json& doc, const std::string& fi
     s.hwcache_align = flag(c.at("hwcache_align"));
     s.typesafe_by_rcu = flag(c.at("typesafe_by_rcu"));
     s.freeptr_outside = flag(c.at("freeptr_outside"));
+    if (auto a = c.find("accounted")) s.accounted = flag(*a);
     s.cpu_partial = knob(c, "cpu_partial", 0, 100000);
     s.min_partial = knob(c, "min_partial", 0, 100000);
     if (auto o = knob(c, "order", 0, slub::kMaxPageOrder)) s.order = static_cast<int>(*o);
@@ -120,6 +121,9 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   auto trace = root.at("trace").at("handoff_poll_ns");
   c.trace_handoff_poll = trace.time_ns();
   if (c.trace_handoff_poll <= 0) trace.fail("must be positive");
+  auto memcg = root.at("memcg");
+  c.costs.memcg_charge = memcg.at("charge_ns").time_ns();
+  c.costs.memcg_uncharge = memcg.at("uncharge_ns").time_ns();
   auto p = root.at("page_alloc");
   c.costs.pcp_alloc = p.at("pcp_alloc_ns").time_ns();
   c.costs.pcp_free = p.at("pcp_free_ns").time_ns();
@@ -130,6 +134,11 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   auto high = p.at("pcp_high_pages");
   c.page_alloc.pcp_high = static_cast<int>(figure(high));
   if (c.page_alloc.pcp_high < c.page_alloc.pcp_batch) high.fail("must be at least pcp_batch_pages");
+  auto warm = p.at("pcp_warm_pages");
+  const double warm_pages = figure(warm);
+  if (warm_pages < 0 || warm_pages > 1e6 || warm_pages != static_cast<double>(static_cast<int>(warm_pages)))
+    warm.fail("must be a whole number of pages from 0 to 1000000");
+  c.page_alloc.pcp_warm_pages = static_cast<int>(warm_pages);
   return c;
 }
 

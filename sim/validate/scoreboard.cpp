@@ -11,10 +11,12 @@ namespace slubsim {
 namespace {
 
 const char* kPredictionNote =
-    "Nothing was fitted on a predicted state: the only fitted figures are each experiment's class-4 "
-    "non-slab time, fitted on its baseline variant at its lowest task count, or, for a table with no published "
-    "absolute, pinned on its baseline's published spin share (VALIDATION.md); that point is shown as "
-    "in-sample, and every delta cell is an out-of-sample prediction.";
+    "Fitted figures: each experiment's class-4 non-slab time, fitted on its baseline variant at its lowest "
+    "task count, or, for a table with no published absolute, pinned on its baseline's published spin share "
+    "(VALIDATION.md), shown as in-sample; and the class-5 costs marked 'fitted' in configs/costs, fitted on "
+    "T12's no-sheaves (baseline) states, but for the sheaf fast path, which only a sheaves state shows: it was "
+    "fitted on one T12 cell, excluded as in-sample with the growth cell the __slab_free entry was fitted on. "
+    "Every other delta cell is an out-of-sample prediction.";
 
 const char* kNoChangeRule =
     "A published |delta| below 3% or one the author calls noise is \"no change\" and agrees if the simulated "
