@@ -91,6 +91,28 @@ TEST_CASE("inputs: Turin mmap1 lists the estimated latencies, the placeholders a
   CHECK_FALSE(find(list, "costs.qspinlock.handoff_alpha"));  // used only with the alpha hand-off
 }
 
+TEST_CASE("inputs: every cost of the cost model has a range; those fitted on T12 show as fitted") {
+  const Job job = resolve_job(request("amd-turin-2s-512t", "mmap1"));
+  const auto list = uncertain_inputs(job);
+  int costs = 0;
+  for (const auto& in : list) {
+    if (in.name.rfind("costs.", 0) != 0) continue;
+    ++costs;
+    INFO(in.name);
+    CHECK(in.range);
+  }
+  CHECK(costs >= 25);
+  const UncertainInput* sheaf = find(list, "costs.slub.sheaf_alloc_ns");
+  REQUIRE(sheaf);
+  CHECK(sheaf->kind == UncertainInput::Kind::Fitted);
+  REQUIRE(sheaf->range);
+  CHECK((*sheaf->range)[0] <= sheaf->value);
+  CHECK(sheaf->value <= (*sheaf->range)[1]);
+  const UncertainInput* memcg = find(list, "costs.memcg.charge_ns");
+  REQUIRE(memcg);
+  CHECK(memcg->kind == UncertainInput::Kind::Fitted);
+}
+
 TEST_CASE("inputs: --set replaces an input with the user's value, without the range it had") {
   JobRequest r = request("amd-turin-2s-512t", "mmap1");
   r.sets = {"topology.latency_ns.llc=40", "costs.slub.list_op_ns=30"};

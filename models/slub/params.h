@@ -51,7 +51,7 @@ struct Features {
   // s->cpu_partial), 5.16 on slabs (b47291ef02b0: cpu_partial_slabs from cpu_partial).
   bool cpu_partial_objects = false;
   // s->cpu_partial by object size (set_cpu_partial): >= PAGE_SIZE, >= 1024, >= 256, smaller.
-  // 6 / 24 / 52 / 120 since 23e98ad1ce7a (5.16); 2 / 6 / 13 / 30 before.
+  // 6 / 24 / 52 / 120 since 23e98ad1ce89 (5.16); 2 / 6 / 13 / 30 before.
   std::array<std::uint32_t, 4> cpu_partial_targets{6, 24, 52, 120};
   // Sheaves (6.18+).
   std::uint32_t barn_max_full = 10;   // MAX_FULL_SHEAVES

@@ -33,6 +33,7 @@ UncertainInput::Kind kind_of(const std::string& source) {
   const std::string s = lowercase(source);
   if (begins(s, "--set ")) return UncertainInput::Kind::Set;
   if (begins(s, "measured by slubsim probe")) return UncertainInput::Kind::Measured;
+  if (begins(s, "fitted")) return UncertainInput::Kind::Fitted;
   if (s.find("placeholder") != std::string::npos) return UncertainInput::Kind::Placeholder;
   if (s.find("estimate") != std::string::npos) return UncertainInput::Kind::Estimate;
   return UncertainInput::Kind::Sourced;
@@ -91,6 +92,7 @@ const char* kind_name(UncertainInput::Kind k) {
     case UncertainInput::Kind::Sourced: return "sourced";
     case UncertainInput::Kind::Set: return "set";
     case UncertainInput::Kind::Measured: return "measured";
+    case UncertainInput::Kind::Fitted: return "fitted";
   }
   return "?";
 }
@@ -171,7 +173,7 @@ std::string format_inputs(const Job& job, const std::vector<UncertainInput>& inp
       "slubsim inputs: {} on {}: {} inputs that are not facts of the kernel, {} with a range\n"
       "kind: estimate (the source's guess), placeholder (not fitted to any machine), sourced (a published or\n"
       "measured figure, often of another part), set (--set on this command line), measured (slubsim probe on\n"
-      "this machine)\n\n",
+      "this machine), fitted (a cost fitted on a published table, its range what the table's other cells allow)\n\n",
       job.program.name.empty() ? job.request.workload : job.program.name, job.machine.name, inputs.size(), ranged);
   std::size_t width = 4;
   for (const auto& in : inputs) width = std::max(width, in.name.size());

@@ -30,7 +30,8 @@
 namespace slubsim {
 
 struct UncertainInput {
-  enum class Kind { Estimate, Placeholder, Sourced, Set, Measured };
+  // Fitted: a class-5 cost fitted on a published table (configs/costs: 'fitted (T12, date)').
+  enum class Kind { Estimate, Placeholder, Sourced, Set, Measured, Fitted };
   std::string name;  // the --set key: "topology.latency_ns.llc", "workload.parameters.unlocked_ns"
   std::string file;  // the config file it is read from
   double value = 0;
