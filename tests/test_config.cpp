@@ -77,3 +77,15 @@ TEST_CASE("did you mean: edit distance counts a swap of neighbours as one edit")
   CHECK(closest("zzz", {"topology", "workload"}).empty());
   CHECK(closest("ab", {"xy"}).empty());  // two edits in two letters is not close
 }
+
+TEST_CASE("did you mean: the same stem with another ending, and the last words of a name") {
+  const std::vector<std::string> options{"sheaf-capacity", "sysfs", "settle-ci", "settle-cap", "set", "out"};
+  CHECK(closest("sheaf-capacities", options) == "sheaf-capacity");  // three edits, all in the ending
+  CHECK(closest("capacity", options) == "sheaf-capacity");
+  CHECK(closest("sheaves", {"sheaf", "shell"}) == "sheaf");
+  CHECK(closest("topologies", {"topology", "workload"}) == "topology");
+  CHECK(closest("capacity", {"capacities", "sheaf-capacity"}) == "capacities");  // the fewest edits
+  CHECK(closest("settings", options).empty());  // "set" shares three letters only
+  CHECK(closest("output", options).empty());
+  CHECK(closest("ci", options).empty());  // a last word of two letters is not enough
+}

@@ -7,6 +7,7 @@
 #include "sim/trust/record.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -30,6 +31,7 @@ namespace {
 
 std::vector<int> parse_values(const std::string& text, const std::string& option, int lo, int hi) {
   if (text.empty()) throw ConfigError("command line", option, "an empty range: give at least one value");
+  refuse_repeats(split_list(text), option);
   std::set<int> out;
   for (const auto& item : split_list(text)) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 5)
@@ -79,6 +81,7 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
   plan.nr_tasks = job.nr_tasks;
   const auto sheaves = sheaf_capacities(job, job.variants.front());
   std::vector<std::string> names = r.caches.empty() ? std::vector<std::string>{} : split_list(r.caches);
+  refuse_repeats(names, "--caches");
   if (names.empty()) {
     for (const auto& s : sheaves) names.push_back(s.cache);
     if (names.empty())
@@ -642,6 +645,15 @@ bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& sha
     std::vector<Setting> settings;
     const Bound* bound = nullptr;
   };
+  // The search's batches: how many, the climbs decide as they go; the end says the total.
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t batches = 0, simulations = 0;
+  auto say_total = [&] {
+    if (!quiet)
+      std::cerr << fmt::format("slubsim: advise: wall time {:.2f} s in all, {} simulations in {} batches\n",
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                               simulations, batches);
+  };
   auto run_batch = [&](const std::string& what, const std::vector<Stage>& stages, std::vector<RowOutcomes>* read) {
     std::vector<Sweep> sweeps;
     std::vector<std::string> dirs;
@@ -656,6 +668,8 @@ bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& sha
       points += sweeps[i].points.size();
     }
     if (tasks.empty()) return true;
+    ++batches;
+    simulations += points;
     if (!quiet)
       std::cerr << fmt::format("slubsim: advise: {}: {} simulations in {} folder(s) under {}\n", what, points,
                                tasks.size(), out);
@@ -752,6 +766,7 @@ bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& sha
                                "with 'slubsim merge SHARD_DIR... --out DIR' and run advise --out DIR without --shard "
                                "for the report\n",
                                shard.text(), searches.size(), plan.nr_tasks.size(), out);
+    say_total();
     return true;
   }
   const json advice = advice_json(plan, searches, checks);
@@ -763,6 +778,7 @@ bool run_advise(const AdvisePlan& plan, const std::string& out, const Shard& sha
   write_file_atomically((root / "advice.json").string(), advice.dump(1) + "\n");
   write_file_atomically((root / "advice.md").string(), t);
   if (table) *table = t;
+  say_total();
   return true;
 }
 

@@ -1,6 +1,6 @@
 // sim/cli/: the command line, the top layer: `run`'s and `sweep`'s options (cli.h, shared with the
 // fuzz targets) and every command (main.cpp).
-// This file: the options of `run`, `sweep` and `advise`, parsed into their requests.
+// This file: the options of `run`, `sweep`, `advise` and `inputs`, parsed into their requests.
 #include "sim/cli/cli.h"
 
 #include <boost/program_options.hpp>
@@ -76,7 +76,7 @@ void add_job_options(po::options_description& d, JobRequest& r, const char* cach
       ("mode", po::value(&r.mode)->default_value(r.mode),
        "process (private mm per task) or thread (one shared mm); e.g. --mode thread")
       ("nr-task", po::value(&r.nr_task)->default_value(r.nr_task),
-       "task counts, one result row each: N or P% of logical CPUs; e.g. --nr-task 1,8,64 or 25%,50%,100%")
+       "task counts, one result row each (each count once): N or P% of logical CPUs; the default leaves out a percentage a small machine makes 0 or a repeat; e.g. --nr-task 1,8,64 or 25%,50%,100%")
       ("kernel", po::value(&r.kernel)->default_value(r.kernel),
        "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0")
       ("sheaf-capacity", po::value(&r.sheaf_capacity),
@@ -186,9 +186,9 @@ void glue_patch_values(std::vector<std::string>& args) {
     }
 }
 
-// Parse ARGS against DESC; returns whether --help was given (and fills help_text).
-bool parse_options(const std::vector<std::string>& args, const po::options_description& desc, const char* command,
-                   std::string& help_text) {
+// Parse ARGS against DESC; `help` says whether --help was given (and help_text holds the options).
+po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& desc,
+                                const char* command, bool& help, std::string& help_text) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -196,11 +196,13 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
   } catch (const po::error& e) {
     throw ConfigError("command line", "", option_error(e, desc, command));
   }
-  if (vm.count("help") == 0) return false;
-  std::ostringstream os;
-  os << desc;
-  help_text = os.str();
-  return true;
+  help = vm.count("help") > 0;
+  if (help) {
+    std::ostringstream os;
+    os << desc;
+    help_text = os.str();
+  }
+  return vm;
 }
 
 }  // namespace
@@ -211,7 +213,7 @@ RunCommand parse_run_command(std::vector<std::string> args, const std::string& h
   RunCommand c;
   c.request.home = home;
   auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet, c.uncertainty);
-  c.help = parse_options(args, desc, "run", c.help_text);
+  c.request.kernel_defaulted = parse_options(args, desc, "run", c.help, c.help_text)["kernel"].defaulted();
   if (c.why || !c.uncertainty.empty()) c.table = true;
   c.request.stacks = c.why && !c.out.empty();  // written as files: only with --out
   return c;
@@ -226,10 +228,13 @@ SweepCommand parse_sweep_command(std::vector<std::string> args, const std::strin
   c.request.topologies = {r.topology};
   c.request.workloads = {r.workload};
   // The sweep file first (its fields are the options' defaults), then the options.
+  bool file_kernel = false;  // the sweep file names its kernels
   if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
     c.file = args[0];
     args.erase(args.begin());
     read_sweep_file(c.file, c.request);
+    const json doc = load_json_file(c.file);
+    file_kernel = doc.is_object() && doc.contains("kernel");
   }
   r.topology = fmt::format("{}", fmt::join(c.request.topologies, ","));
   r.workload = fmt::format("{}", fmt::join(c.request.workloads, ","));
@@ -237,7 +242,7 @@ SweepCommand parse_sweep_command(std::vector<std::string> args, const std::strin
   r.sets.clear();
   r.patches.clear();
   auto desc = sweep_options(r, c);
-  c.help = parse_options(args, desc, "sweep", c.help_text);
+  r.kernel_defaulted = parse_options(args, desc, "sweep", c.help, c.help_text)["kernel"].defaulted() && !file_kernel;
   r.sets.insert(r.sets.begin(), file_sets.begin(), file_sets.end());
   r.patches.insert(r.patches.begin(), file_patches.begin(), file_patches.end());
   c.request.topologies = split_list(r.topology);
@@ -251,9 +256,9 @@ AdviseCommand parse_advise_command(std::vector<std::string> args, const std::str
   AdviseCommand c;
   c.request.base.home = home;
   c.request.base.kernel = "v7.0";  // sheaves for all: every cache has the knobs
-  c.request.base.nr_task = "25%,50%,75%";
+  c.request.base.nr_task = kAdviseDefaultNrTask;
   auto desc = advise_options(c);
-  c.help = parse_options(args, desc, "advise", c.help_text);
+  c.request.base.kernel_defaulted = parse_options(args, desc, "advise", c.help, c.help_text)["kernel"].defaulted();
   c.request.bounds = !c.no_bounds;
   return c;
 }
@@ -267,7 +272,7 @@ InputsCommand parse_inputs_command(std::vector<std::string> args, const std::str
   d.add_options()("help,h", "this text");
   add_job_options(d, c.request);
   d.add_options()("json", po::bool_switch(&c.json), "the catalogue as JSON on stdout instead of the table");
-  c.help = parse_options(args, d, "inputs", c.help_text);
+  c.request.kernel_defaulted = parse_options(args, d, "inputs", c.help, c.help_text)["kernel"].defaulted();
   return c;
 }
 

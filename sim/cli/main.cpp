@@ -6,9 +6,13 @@
 //   slubsim sweep [FILE] [OPTIONS]  many jobs, on one host or in shards (a Slurm job array)
 //   slubsim merge DIR... --out DIR  join a sweep's shards
 //   slubsim advise [OPTIONS]   which sheaf capacity and barn limits for a machine and workload
+//   slubsim inputs [OPTIONS]   the job's uncertain inputs, with their ranges and sources
+//   slubsim import --hwloc FILE.xml | --this-machine ...   a topology from hwloc
+//   slubsim probe [OPTIONS]    measure this machine's cache-line transfers into a topology
 //   slubsim --help
 #include <boost/program_options.hpp>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <csignal>
 #include <cstdio>
@@ -261,9 +265,19 @@ int run(std::vector<std::string> args) {
     control.stop = &g_stop;
     install_stop_handlers("the same command with --resume");
   }
+  // With --uncertainty the job runs again at each factor's ends: pass 1 is the question, then a
+  // pass per end. Each pass says which it is and its wall time, and the last the total.
+  const std::size_t passes = 1 + extra_runs(factors);
+  auto pass_progress = [&progress, passes](std::size_t k) {
+    return [&progress, passes, k](const std::string& line) {
+      progress(passes > 1 ? fmt::format("pass {} of {}: {}", k, passes, line) : line);
+    };
+  };
+  const auto started = std::chrono::steady_clock::now();
+  if (passes > 1) pass_progress(1)(fmt::format("the question, {} points", job_points(job).size()));
   JobResult result;
   try {
-    result = run_job(job, progress, control);
+    result = run_job(job, pass_progress(1), control);
   } catch (const ConfigError&) {
     if (fresh_store) {
       store.reset();
@@ -286,25 +300,33 @@ int run(std::vector<std::string> args) {
   }
   for (const auto& w : settle_warnings(job, result)) std::cerr << "slubsim: warning: " << w << "\n";
   // Host seconds are not part of the answer: stdout stays a function of the inputs and the seed.
-  progress(fmt::format("wall time {:.2f} s", result.wall_total));
+  pass_progress(1)(fmt::format("wall time {:.2f} s", result.wall_total));
   // The same job at each factor's ends: every variant and task count at the same seed.
   std::vector<std::array<std::optional<JobResult>, 2>> ends(factors.size());
+  std::size_t pass = 1;
   for (std::size_t f = 0; f < factors.size(); ++f)
     for (int e = 0; e < 2; ++e) {
       if (e == 0 ? !factors[f].run_low() : !factors[f].run_high()) continue;
       JobRequest at = req;
       for (const auto& set : e == 0 ? factors[f].low : factors[f].high) at.sets.push_back(set);
-      progress(fmt::format("--uncertainty: {} at its {} end", factors[f].name, e == 0 ? "low" : "high"));
-      RunControl quiet_control;
-      quiet_control.stop = &g_stop;
-      JobResult r = run_job(resolve_job(at), [](const std::string&) {}, quiet_control);
+      const auto say = pass_progress(++pass);
+      const Job end_job = resolve_job(at);
+      say(fmt::format("{} at its {} end, {} points", factors[f].name, e == 0 ? "low" : "high",
+                      job_points(end_job).size()));
+      RunControl end_control;  // the ends are not stored: a stop ends the command
+      end_control.stop = &g_stop;
+      JobResult r = run_job(end_job, say, end_control);
       if (!r.complete) {
         std::cerr << "slubsim: interrupted: the --uncertainty runs are not finished (they are not stored: run the "
                      "command again)\n";
         return 128 + static_cast<int>(g_signal);
       }
+      say(fmt::format("wall time {:.2f} s", r.wall_total));
       ends[f][static_cast<std::size_t>(e)] = std::move(r);
     }
+  if (passes > 1)
+    progress(fmt::format("wall time {:.2f} s in all, {} passes",
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), passes));
   if (table)
     std::cout << format_table(job, result) << record_lines(job, comparisons_of(job));
   else if (out.empty())
@@ -534,6 +556,7 @@ int validate(const std::vector<std::string>& args) {
       o.points.push_back(list.substr(at, comma - at));
       at = comma + 1;
     }
+    refuse_repeats(o.points, "--points");
   }
   if (!o.uncertainty.empty()) {
     parse_uncertainty(o.uncertainty);  // a bad mode is refused before anything runs

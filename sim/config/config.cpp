@@ -86,15 +86,25 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string closest(std::string_view given, const std::vector<std::string>& candidates) {
+  // Close: at most two edits, and at most a third of the longer name; or the same stem with
+  // another ending (capacity and capacities, sheaf and sheaves: at least four letters shared from
+  // the start, and the longer name at most three letters past them); or the last words of a name
+  // (capacity for sheaf-capacity, four letters at least). The fewest edits win.
+  auto close = [&](const std::string& c, std::size_t d) {
+    const std::size_t longer = std::max(given.size(), c.size());
+    if (d <= 2 && d * 3 <= longer) return true;
+    std::size_t stem = 0;
+    while (stem < given.size() && stem < c.size() && given[stem] == c[stem]) ++stem;
+    if (stem >= 4 && stem + 3 >= longer) return true;
+    const std::size_t at = c.size() - std::min(c.size(), given.size());
+    return given.size() >= 4 && c.size() > given.size() && (c[at - 1] == '-' || c[at - 1] == '_') &&
+           std::string_view(c).substr(at) == given;
+  };
   std::string best;
   std::size_t best_d = std::string::npos;
-  for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(given, c);
-    if (d < best_d) best_d = d, best = c;
-  }
-  // Close: at most two edits, and at most a third of the longer name.
-  if (best_d <= 2 && best_d * 3 <= std::max(given.size(), best.size())) return best;
-  return {};
+  for (const auto& c : candidates)
+    if (const std::size_t d = edit_distance(given, c); d < best_d && close(c, d)) best_d = d, best = c;
+  return best;
 }
 
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates) {

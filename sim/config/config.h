@@ -19,7 +19,8 @@ using json = nlohmann::ordered_json;
 // Edit distance between two names (insertions, deletions, substitutions, adjacent swaps).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate a misspelt `given` most likely meant (at most two edits and a third of the
-// longer name away), or "" if none is that close: for "did you mean".
+// longer name away, or the same stem with another ending: capacity / capacities), or "" if none
+// is that close: for "did you mean".
 std::string closest(std::string_view given, const std::vector<std::string>& candidates);
 // "; did you mean 'NAME'?" for closest()'s NAME, or "" when none is close.
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates);

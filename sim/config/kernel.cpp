@@ -6,12 +6,12 @@
 
 namespace slubsim {
 
-const char* frontend_name(Frontend f) {
+const char* frontend_name(FrontendKind f) {
   switch (f) {
-    case Frontend::CpuPartialFrozen: return "cpu-partial-frozen";
-    case Frontend::CpuPartial: return "cpu-partial";
-    case Frontend::SheavesOnCpuPartial: return "sheaves-on-cpu-partial";
-    case Frontend::Sheaves: return "sheaves";
+    case FrontendKind::CpuPartialFrozen: return "cpu-partial-frozen";
+    case FrontendKind::CpuPartial: return "cpu-partial";
+    case FrontendKind::SheavesOnCpuPartial: return "sheaves-on-cpu-partial";
+    case FrontendKind::Sheaves: return "sheaves";
   }
   return "?";
 }
@@ -27,8 +27,8 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   fe.sourced_value_any();
   auto name = fe.at("value").str();
   bool found = false;
-  for (auto f : {Frontend::CpuPartialFrozen, Frontend::CpuPartial, Frontend::SheavesOnCpuPartial,
-                 Frontend::Sheaves})
+  for (auto f : {FrontendKind::CpuPartialFrozen, FrontendKind::CpuPartial, FrontendKind::SheavesOnCpuPartial,
+                 FrontendKind::Sheaves})
     if (name == frontend_name(f)) {
       k.frontend = f;
       found = true;

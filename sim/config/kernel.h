@@ -12,15 +12,16 @@
 
 namespace slubsim {
 
-// The SLUB front-end of a kernel: the model's own enum (models/slub/params.h), named here once.
-using Frontend = slub::FrontendKind;
+// The per-CPU layer a kernel runs: the model's own enum (models/slub/params.h), one name for it
+// everywhere (slub::Frontend is the layer's class).
+using slub::FrontendKind;
 
 struct Kernel {
   std::string name;
   // The source tree it is built from ("tree"; default: the name, a release of its own): two
   // kernels of one tree differ only by the patches between them, two trees by everything else too.
   std::string tree;
-  Frontend frontend = Frontend::CpuPartial;
+  FrontendKind frontend = FrontendKind::CpuPartial;
   std::vector<std::string> patches;
   bool freelist_random = true;  // CONFIG_SLAB_FREELIST_RANDOM
   bool cpu_partial = true;      // CONFIG_SLUB_CPU_PARTIAL
@@ -47,6 +48,6 @@ const std::vector<std::string>& known_patches();
 void apply_patches(Kernel& k, const std::vector<std::string>& changes);
 
 Kernel parse_kernel(const json& doc, const std::string& file);
-const char* frontend_name(Frontend f);
+const char* frontend_name(FrontendKind f);
 
 }  // namespace slubsim

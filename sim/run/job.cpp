@@ -91,12 +91,20 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+void refuse_repeats(const std::vector<std::string>& items, const std::string& option) {
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) !=
+        items.begin() + static_cast<std::ptrdiff_t>(i))
+      throw ConfigError("command line", option,
+                        fmt::format("{} is given twice: give each once",
+                                    items[i].empty() ? std::string("an empty item") : "'" + items[i] + "'"));
+}
+
 std::vector<int> parse_nr_task(const std::string& text, int nr_cpus) {
+  const bool a_default = text == kDefaultNrTask || text == kAdviseDefaultNrTask;
   std::vector<int> out;
-  std::size_t start = 0;
-  while (true) {
-    auto comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  std::vector<std::string> from;  // the item each count came from
+  for (const auto& item : split_list(text)) {
     bool pct = !item.empty() && item.back() == '%';
     std::string num = pct ? item.substr(0, item.size() - 1) : item;
     if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 6)
@@ -105,18 +113,38 @@ std::vector<int> parse_nr_task(const std::string& text, int nr_cpus) {
     long v = std::stol(num);
     // params/nr_threads: N% is int(N * nr_cpu / 100).
     long n = pct ? v * nr_cpus / 100 : v;
+    const auto seen = std::find(out.begin(), out.end(), n);
+    // The default list on a small machine: 25% of 2 CPUs is 0 tasks, 25% of 4 the 1 before it.
+    if (a_default && (n < 1 || seen != out.end())) continue;
     if (n < 1 || n > nr_cpus)
       throw ConfigError("command line", "--nr-task",
                         fmt::format("'{}' gives {} tasks; the machine has {} CPUs (1 to {} allowed)",
                                     item, n, nr_cpus, nr_cpus));
+    // A task count is one row: twice, it is simulated twice, printed twice and added twice into
+    // will-it-scale.workload.
+    if (seen != out.end()) {
+      const std::string& first = from[static_cast<std::size_t>(seen - out.begin())];
+      throw ConfigError("command line", "--nr-task",
+                        first == item ? fmt::format("'{}' is given twice: each task count is one row, give it once", item)
+                                      : fmt::format("'{}' gives {} tasks, as '{}' does: each task count is one row, "
+                                                    "give it once",
+                                                    item, n, first));
+    }
     out.push_back(static_cast<int>(n));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+    from.push_back(item);
   }
+  if (out.empty())  // only a default gets here: every percentage of it gave 0 tasks
+    throw ConfigError("command line", "--nr-task",
+                      fmt::format("the default task counts ({}) give no task on this {}-CPU machine: give "
+                                  "--nr-task N",
+                                  text, nr_cpus));
   return out;
 }
 
-std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
+namespace {
+
+// The settings of --sheaf-capacity (parse_sheaf_capacity), a repeat not yet refused.
+std::vector<CapacitySetting> sheaf_capacity_settings(const std::string& text) {
   // "64" or "32,64,128": every sheaf cache, one setting per value (a sweep).
   // "maple_node=64" or "maple_node=32,64,128": one cache, one setting per value (a sweep).
   // "maple_node=64,vm_area_struct=32": several caches in one setting.
@@ -128,7 +156,7 @@ std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
     std::size_t start = 0;
     while (true) {
       const auto semi = text.find(';', start);
-      for (auto& c : parse_sheaf_capacity(text.substr(start, semi == std::string::npos ? semi : semi - start)))
+      for (auto& c : sheaf_capacity_settings(text.substr(start, semi == std::string::npos ? semi : semi - start)))
         out.push_back(std::move(c));
       if (semi == std::string::npos) return out;
       start = semi + 1;
@@ -188,6 +216,21 @@ std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
   return {c};
 }
 
+// The texts of settings, for refuse_repeats.
+std::vector<std::string> setting_texts(const std::vector<CapacitySetting>& settings) {
+  std::vector<std::string> out;
+  for (const auto& c : settings) out.push_back(c.text);
+  return out;
+}
+
+}  // namespace
+
+std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text) {
+  auto out = sheaf_capacity_settings(text);
+  refuse_repeats(setting_texts(out), "--sheaf-capacity");
+  return out;
+}
+
 std::string CapacitySetting::label_suffix() const {
   if (text.empty()) return "";
   if (!sysfs) return "_sheaf_capacity=" + text;
@@ -238,9 +281,11 @@ std::vector<CapacitySetting> parse_sysfs(const std::string& text) {
       at = comma + 1;
     }
     out.push_back(std::move(c));
-    if (semi == std::string::npos) return out;
+    if (semi == std::string::npos) break;
     start = semi + 1;
   }
+  refuse_repeats(setting_texts(out), "--sysfs");
+  return out;
 }
 
 namespace {
@@ -560,6 +605,7 @@ Job resolve_job(const JobRequest& req) {
                           fmt::format("cache '{}' is not in {}{}", cache, caches_file, did_you_mean(cache, cache_names)));
     }
   bool reached = false;  // some kernel has sheaves for a cache the capacity settings name
+  refuse_repeats(split_list(req.kernel), "--kernel");
   for (const auto& kname : split_list(req.kernel)) {
     auto kfile = resolve_config(req.home, "configs/kernels", kname, "--kernel");
     Kernel k = parse_config(kfile, overrides, "kernel", [&](const json& d) { return parse_kernel(d, kfile); });
@@ -575,7 +621,7 @@ Job resolve_job(const JobRequest& req) {
     // A capacity setting applies to a kernel with sheaves for one of its caches (7.0: every cache;
     // 6.18/6.19: the caches its preset lists). A kernel without runs once, at its own settings.
     auto has_sheaves = [&k](const std::string& cache) {
-      if (k.frontend == Frontend::Sheaves) return true;
+      if (k.frontend == FrontendKind::Sheaves) return true;
       return std::any_of(k.sheaf_capacity.begin(), k.sheaf_capacity.end(),
                          [&](const auto& s) { return cache.empty() || s.first == cache; });
     };
@@ -620,13 +666,21 @@ Job resolve_job(const JobRequest& req) {
   }
   // A setting no kernel of the job has sheaves for would change nothing: every variant would be
   // the kernel's own, labelled with a setting it ignored.
+  // Without --kernel the job runs the default kernel, which the user may not know has none.
   if (!capacities.empty() && !capacities.front().text.empty() && !reached)
     throw ConfigError("command line", capacities.front().option(),
                       fmt::format("no kernel of the job ({}) has sheaves for the caches it names: the setting "
                                   "would change nothing. Sheaves are in v6.18 and v6.19 for the caches their "
-                                  "presets list, and in every cache from v7.0; --kernel defaults to v6.17, which "
-                                  "has none (e.g. --kernel v6.17,v7.0)",
-                                  fmt::join(split_list(req.kernel), ", ")));
+                                  "presets list, and in every cache from v7.0; {}",
+                                  fmt::join(split_list(req.kernel), ", "),
+                                  req.kernel_defaulted
+                                      ? fmt::format("--kernel defaults to {}, which has none (e.g. --kernel {},v7.0)",
+                                                    req.kernel, req.kernel)
+                                      : fmt::format("the {} given (--kernel {}) {} none for them (e.g. "
+                                                    "--kernel {},v7.0)",
+                                                    split_list(req.kernel).size() > 1 ? "kernels" : "kernel",
+                                                    req.kernel, split_list(req.kernel).size() > 1 ? "have" : "has",
+                                                    req.kernel)));
   return job;
 }
 

@@ -22,6 +22,13 @@
 
 namespace slubsim {
 
+// The task counts when --nr-task is not given: run's (and a sweep's), and advise's. They are meant
+// for any machine: on a small one a percentage of them gives 0 tasks or a count listed before it
+// (25% of 4 CPUs is 1) and is left out. A list given as --nr-task is taken as given.
+inline constexpr const char* kDefaultNrTask = "1,25%,50%,100%";
+inline constexpr const char* kAdviseDefaultNrTask = "25%,50%,75%";
+inline constexpr const char* kDefaultKernel = "v6.17";
+
 // What the command line says, before files are read.
 struct JobRequest {
   std::string topology = "amd-turin-2s-512t";
@@ -33,8 +40,11 @@ struct JobRequest {
   std::string caches = "default";
   bool validate = false;
   std::string mode = "process";
-  std::string nr_task = "1,25%,50%,100%";
-  std::string kernel = "v6.17";
+  std::string nr_task = kDefaultNrTask;
+  std::string kernel = kDefaultKernel;
+  // --kernel was not given: the job runs the default kernel. Only messages say so; no result
+  // depends on it (not a request field).
+  bool kernel_defaulted = false;
   std::string sheaf_capacity;  // "" = the kernel's own
   std::string sysfs;           // --sysfs: CACHE/KNOB=N writes of the sheaf knobs ("" = none)
   std::vector<std::string> sets;
@@ -203,6 +213,14 @@ JobResult run_job(const Job& job, const std::function<void(const std::string&)>&
 
 // Parsing helpers, exposed for tests.
 std::vector<std::string> split_list(const std::string& text);  // "a,b" -> {"a", "b"}
+// A list option's items, each once: a repeat is refused (ConfigError naming the option and the
+// item). The same kernel, capacity, cache or machine twice is the same simulations twice: a second
+// variant, row or job of it repeats the first, and sums over them (will-it-scale.workload) count
+// it twice.
+void refuse_repeats(const std::vector<std::string>& items, const std::string& option);
+// --nr-task: N or P% (of nr_cpus, truncated, as lkp's params/nr_threads), each count once. A
+// count given twice, also as N and P%, is refused; the defaults leave out what a small machine
+// makes 0 or a repeat (kDefaultNrTask).
 std::vector<int> parse_nr_task(const std::string& text, int nr_cpus);
 std::vector<CapacitySetting> parse_sheaf_capacity(const std::string& text);
 // --sysfs: settings joined by ';', each a comma list of CACHE/KNOB=N, KNOB one of the runtime-

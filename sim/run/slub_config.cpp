@@ -188,7 +188,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
       if (name == c.name) c.sheaf_capacity = cap;
   }
   auto applies = [&k](const std::string& name, const slub::CacheSpec& c) {
-    return name == c.name || (name.empty() && (c.sheaf_capacity > 0 || k.frontend == Frontend::Sheaves));
+    return name == c.name || (name.empty() && (c.sheaf_capacity > 0 || k.frontend == FrontendKind::Sheaves));
   };
   for (const auto& [name, cap] : knobs.sheaf_capacity)
     for (auto& c : p.caches)

@@ -142,6 +142,8 @@ std::string dir_name(const std::string& arg) {
 Sweep resolve_sweep(const SweepRequest& r) {
   if (r.topologies.empty()) throw ConfigError("command line", "--topology", "the sweep names no topology");
   if (r.workloads.empty()) throw ConfigError("command line", "--workload", "the sweep names no workload");
+  refuse_repeats(r.topologies, "--topology");
+  refuse_repeats(r.workloads, "--workload");
   Sweep s;
   s.request = r;
   for (const auto& topo : r.topologies)

@@ -463,6 +463,7 @@ std::vector<Experiment> load_experiments(const std::string& dir_or_file, const s
   std::vector<Experiment> all;
   for (const auto& f : files) all.push_back(load_experiment(f));
   if (only.empty()) return all;
+  refuse_repeats(split_list(only), "--only");
   std::vector<Experiment> out;
   std::size_t start = 0;
   while (true) {
@@ -475,7 +476,7 @@ std::vector<Experiment> load_experiments(const std::string& dir_or_file, const s
       throw ConfigError("command line", "--only",
                         fmt::format("no experiment '{}' in {} (known: {})", id, dir_or_file, fmt::join(ids, ", ")));
     }
-    if (std::none_of(out.begin(), out.end(), [&](const Experiment& e) { return e.id == id; })) out.push_back(*it);
+    out.push_back(*it);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

@@ -73,6 +73,13 @@ Progress make_progress(const ValidateOptions& o) {
   };
 }
 
+// "pass K of N" of validate --uncertainty (kUncertaintyPasses).
+std::string pass_name(int k) { return fmt::format("pass {} of {}", k, kUncertaintyPasses); }
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // The class-4 fit of experiment e on topology t (VALIDATION.md): its baseline at the fit's task
 // count, the non-slab times scaled from `base` until the fit's metric meets the published value.
 // `extra` is added to every simulation's --set items (an interval's end: the fit done again in the
@@ -239,7 +246,8 @@ json validate_plan(const std::vector<VariantRun>& runs) {
   return {{"points_total", points.size()}, {"points", points}};
 }
 
-bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std::optional<Shard>& shard) {
+bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std::optional<Shard>& shard,
+             const std::string& pass) {
   // Units in plan order (variant run, then row): shard K of N runs units K, K+N, ...
   struct Unit {
     std::size_t run, row;
@@ -314,7 +322,8 @@ bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std:
     for (int run = 0; run < nruns; ++run)
       keep[u.run]->save({0, static_cast<std::size_t>(run), u.row}, r.runs[0][run][0], r.wall_seconds[0] / nruns);
   };
-  ProgressMeter meter(shard ? "validate shard " + shard->text() : "validate", distinct.size(), 0, o.quiet);
+  ProgressMeter meter(shard ? "validate shard " + shard->text() : pass.empty() ? "validate" : "validate, " + pass,
+                      distinct.size(), 0, o.quiet);
   parallel_for(distinct.size(), host_threads(o.jobs), [&](std::size_t d) {
     const Unit& u = todo[distinct[d]];
     const VariantRun& vr = runs[u.run];
@@ -557,16 +566,18 @@ void add_intervals(const std::vector<Experiment>& experiments, const std::vector
         refits.push_back(Refit{owner, topo, fits[ei][ti]->scale, sets, {}});
       }
   }
-  if (!o.quiet && !refits.empty())
-    std::cerr << fmt::format("slubsim: --uncertainty {}: the class-4 fit again at {} end(s) first\n", o.uncertainty,
-                             refits.size());
   {
     auto progress = make_progress(o);
+    const auto t0 = std::chrono::steady_clock::now();
+    progress(refits.empty() ? fmt::format("--uncertainty {}: {}: no class-4 fit to do again", o.uncertainty, pass_name(2))
+                            : fmt::format("--uncertainty {}: {}: the class-4 fit again at {} end(s)", o.uncertainty,
+                                          pass_name(2), refits.size()));
     std::mutex mu;
     parallel_for(refits.size(), host_threads(o.jobs), [&](std::size_t i) {
       Refit& r = refits[i];
       r.fit = fit_baseline(*r.e, *r.t, base_parameters(*r.e, o.home), o, r.sets, r.start, progress, mu);
     });
+    progress(fmt::format("{}: wall time {:.2f} s", pass_name(2), seconds_since(t0)));
   }
   auto refit_at = [&](std::size_t ei, std::size_t ti, const std::vector<std::string>& sets) -> const Fit* {
     if (!fits[ei][ti]) return nullptr;
@@ -604,12 +615,14 @@ void add_intervals(const std::vector<Experiment>& experiments, const std::vector
   }
   std::size_t points = 0;
   for (const auto& r : all) points += job_points(r.job).size();
-  if (!o.quiet)
-    std::cerr << fmt::format("slubsim: --uncertainty {}: {} more points at the ends of {} scenario(s)\n", o.uncertainty,
-                             points, scenarios.size());
+  auto progress = make_progress(o);
+  progress(fmt::format("--uncertainty {}: {}: {} more points at the ends of {} scenario(s)", o.uncertainty,
+                       pass_name(3), points, scenarios.size()));
   ValidateOptions ends = o;
   ends.points.clear();  // nothing of the nominal store is reused or kept
-  run_all(all, ends, std::nullopt);
+  const auto t0 = std::chrono::steady_clock::now();
+  run_all(all, ends, std::nullopt, pass_name(3));
+  progress(fmt::format("{}: wall time {:.2f} s", pass_name(3), seconds_since(t0)));
   // Each scenario's cell deltas, scored as the nominal ones are.
   std::map<std::tuple<std::size_t, std::size_t, std::size_t, int>, TopologyScore> at_end;
   for (const auto& sc : scenarios) {
@@ -690,11 +703,18 @@ int validate_command(const ValidateOptions& o) {
                              shard->text(), o.points[0], complete ? " (this tree already holds every point)" : "");
     return 0;
   }
-  run_all(runs, o, std::nullopt);
+  const auto started = std::chrono::steady_clock::now();
+  auto progress = make_progress(o);
+  if (!o.uncertainty.empty()) progress(fmt::format("--uncertainty {}: {}: the scored points", o.uncertainty, pass_name(1)));
+  run_all(runs, o, std::nullopt, o.uncertainty.empty() ? "" : pass_name(1));
   std::vector<ExperimentScore> scores;
   for (std::size_t ei = 0; ei < experiments.size(); ++ei)
     scores.push_back(score_experiment(experiments[ei], runs, fits[ei]));
-  if (!o.uncertainty.empty()) add_intervals(experiments, runs, fits, o, scores);
+  if (!o.uncertainty.empty()) {
+    progress(fmt::format("{}: wall time {:.2f} s", pass_name(1), seconds_since(started)));
+    add_intervals(experiments, runs, fits, o, scores);
+    progress(fmt::format("wall time {:.2f} s in all, {} passes", seconds_since(started), kUncertaintyPasses));
+  }
   Scoreboard board = make_scoreboard(std::move(scores));
   board.sets = o.sets;
   // Everything is serialised before anything is written.

@@ -76,8 +76,10 @@ std::vector<VariantRun> plan_runs(const std::vector<Experiment>& experiments, co
 // (variant run, then row). Units whose points are under o.points are not run; with a shard, only
 // its units are run (into o.points[0]) and nothing is assembled. Output is independent of the
 // thread count, the shards and which points were found on disk. Returns whether every unit's
-// points are now present (always, without a shard).
-bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std::optional<Shard>& shard);
+// points are now present (always, without a shard). `pass`: which pass of several this is, for
+// the progress line ("" = the only one).
+bool run_all(std::vector<VariantRun>& runs, const ValidateOptions& o, const std::optional<Shard>& shard,
+             const std::string& pass = "");
 
 // The units run_all runs, in plan order (shard K of N runs units K, K+N, ...): each variant's
 // task counts, with its experiment, topology and runs.
@@ -94,7 +96,11 @@ double metric_value(const json& stats, const std::string& metric);
 
 // validate --uncertainty: run every experiment's variants again at each uncertainty factor's
 // ends (sim/trust/uncertainty.h, factors from each topology's baseline job) and give every
-// scored cell its interval; the experiments' totals are recomputed.
+// scored cell its interval; the experiments' totals are recomputed. Passes 2 and 3 of
+// kUncertaintyPasses: the class-4 fits again at the ends, then the points there.
+// validate --uncertainty runs in passes: the scored points, the class-4 fits again at the factors'
+// ends, the points at the ends. Each names itself ("pass 2 of 3") on stderr with its wall time.
+inline constexpr int kUncertaintyPasses = 3;
 void add_intervals(const std::vector<Experiment>& experiments, const std::vector<VariantRun>& runs,
                    const std::vector<std::vector<std::optional<Fit>>>& fits, const ValidateOptions& o,
                    std::vector<ExperimentScore>& scores);

@@ -9,10 +9,16 @@
 set -uo pipefail
 bin=$1
 source "$(dirname "$0")/lib.sh"
-args=(--topology small-2s-8c --workload mmap1 --nr-task 4,8 --capacities 16,64 --max-full-sheaves 2,20
-      --max-empty-sheaves 5 --jobs 2 --quiet)
+loud=(--topology small-2s-8c --workload mmap1 --nr-task 4,8 --capacities 16,64 --max-full-sheaves 2,20
+      --max-empty-sheaves 5 --jobs 2)
+args=("${loud[@]}" --quiet)
 
 "$bin" advise "${args[@]}" --out "$tmp/local" >"$tmp/local.out" || fail "local advise"
+# Again, with progress (every simulation is on disk): its batches, then the total wall time.
+"$bin" advise "${loud[@]}" --out "$tmp/local" >"$tmp/again.out" 2>"$tmp/again.err" || fail "advise again"
+grep -q "^slubsim: advise: the defaults: " "$tmp/again.err" && grep -q "^slubsim: advise: batch 1: " "$tmp/again.err" &&
+  grep -Eq "^slubsim: advise: wall time [0-9.]+ s in all, [0-9]+ simulations in [0-9]+ batches$" "$tmp/again.err" &&
+  ok "advise names its batches and ends with the total wall time" || { fail "advise batches / total"; cat "$tmp/again.err"; }
 [ -f "$tmp/local/advice.json" ] && [ -f "$tmp/local/advice.md" ] && ok "advice.json and advice.md written" ||
   fail "advice files missing"
 grep -q "| 8 |" "$tmp/local.out" && ok "the table has a row per task count" || fail "no row for 8 tasks"
@@ -166,4 +172,7 @@ bad "a negative budget" "--memory-budget" --topology small-2s-8c --workload mmap
 bad "a budget below the minimum state" "--memory-budget: 0.0001 MB is below the minimum state" --topology small-2s-8c --workload mmap1 --memory-budget 0.0001
 bad "two kernels" "--kernel" --topology small-2s-8c --workload mmap1 --kernel v6.18,v7.0
 bad "an unknown search" "--search" --topology small-2s-8c --workload mmap1 --search random
+bad "a cache given twice" "--caches: 'maple_node' is given twice" --topology small-2s-8c --workload mmap1 --caches maple_node,maple_node
+bad "a capacity given twice" "--capacities: '16' is given twice" --topology small-2s-8c --workload mmap1 --capacities 16,32,16
+bad "a task count given twice" "--nr-task: '4' is given twice" --topology small-2s-8c --workload mmap1 --nr-task 4,4
 [ $failures -eq 0 ]

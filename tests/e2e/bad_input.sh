@@ -71,6 +71,13 @@ expect_error "not-json.json: not valid JSON" --topology "$data/not-json.json"
 expect_error "unknown preset 'no-such-machine'" --topology no-such-machine
 expect_error "--nr-task: '9' gives 9 tasks; the machine has 8 CPUs" --topology small-2s-8c --nr-task 9
 expect_error "--nr-task" --topology small-2s-8c --nr-task 4,x
+# A list given twice the same item: the same points again (a task count twice was two rows and
+# twice its ops in will-it-scale.workload). Refused, naming the option and the item.
+expect_error "--nr-task: '64' is given twice: each task count is one row, give it once" --nr-task 64,64
+expect_error "--nr-task: '2' gives 2 tasks, as '25%' does" --topology small-2s-8c --nr-task 25%,2
+expect_error "--kernel: 'v7.0' is given twice" --topology small-2s-8c --kernel v6.17,v7.0,v7.0
+expect_error "--sheaf-capacity: '64' is given twice" --topology small-2s-8c --kernel v7.0 --sheaf-capacity 32,64,64
+expect_error "--sysfs: 'maple_node/sheaf_capacity=64' is given twice" --topology small-2s-8c --kernel v7.0 --sysfs "maple_node/sheaf_capacity=64;maple_node/sheaf_capacity=64"
 expect_error "unrecognised option '--bogus'" --bogus 1
 expect_error "--mode: 'both' is not process or thread" --topology small-2s-8c --mode both
 expect_error "--kernel: unknown preset 'v5.0'" --topology small-2s-8c --kernel v5.0
@@ -125,6 +132,8 @@ expect_error "--set: topology.nodes.0.memory_mb=-1: must be from 0 (a memoryless
 # Did you mean: a misspelt --set path, a misspelt option, a misspelt required field.
 expect_error "--set: costs.qspinlock.handof_alpha: no such parameter; did you mean costs.qspinlock.handoff_alpha?" --topology small-2s-8c --set costs.qspinlock.handof_alpha=2
 expect_error "unrecognised option '--topolgy'; did you mean --topology?" --topolgy small-2s-8c
+expect_error "unrecognised option '--sheaf-capacities'; did you mean --sheaf-capacity?" --topology small-2s-8c --sheaf-capacities 64
+expect_error "unrecognised option '--capacity'; did you mean --sheaf-capacity?" --topology small-2s-8c --capacity 64
 mutated "$cfg/topologies/small-2s-8c.json" memroy "d['nodes'][0]['memroy_mb'] = d['nodes'][0].pop('memory_mb')"
 expect_error 'nodes[0].memory_mb: missing field; "memroy_mb" is given: a misspelling of it?' --topology "$tmp/memroy.json"
 expect_error "nodes: no node has memory" --topology small-2s-8c --set topology.nodes.0.memory_mb=0 --set topology.nodes.1.memory_mb=0

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end: what a new user meets in the first hour (README only), each as a tester found it.
 #  - A sheaf capacity that no kernel of the job has sheaves for is refused (exit 2, nothing
-#    written), not run as the kernel's own and labelled with the setting.
+#    written), not run as the kernel's own and labelled with the setting; the refusal blames the
+#    default kernel only when --kernel was not given.
+#  - A task count given twice is refused (exit 2, nothing written), not run and summed twice.
+#  - The default task counts hold on a 2-CPU machine: inputs and run need no --nr-task there.
 #  - The main job takes --jobs (and says the rest of its options on a typo).
 #  - A stopped sweep says "the same command again", not --resume (which sweep refuses).
 #  - Did-you-mean for preset and cache names.
@@ -20,11 +23,44 @@ rc=$?
 [ $rc -eq 2 ] && grep -q -- "--sheaf-capacity: no kernel of the job (v6.17) has sheaves" "$tmp/nosheaves.err" &&
   [ ! -e "$tmp/nosheaves" ] && ok "a capacity no kernel reaches is refused" ||
   { fail "capacity without sheaves: exit $rc"; cat "$tmp/nosheaves.err"; }
+# With --kernel given, the refusal names those kernels, not the default.
+for given in "v6.19 kmalloc-64=64" "v6.18 kmalloc-64=32"; do
+  read -r kernel capacity <<<"$given"
+  "$bin" run "${short[@]}" --kernel "$kernel" --sheaf-capacity "$capacity" --out "$tmp/given" 2>"$tmp/given.err"
+  rc=$?
+  msg=$(cat "$tmp/given.err")
+  [ $rc -eq 2 ] && [ ! -e "$tmp/given" ] && grep -qF -- "no kernel of the job ($kernel) has sheaves" <<<"$msg" &&
+    grep -qF -- "the kernel given (--kernel $kernel) has none" <<<"$msg" && ! grep -q "defaults to" <<<"$msg" &&
+    ok "--kernel $kernel: the refusal names the kernel given" || { fail "--kernel $kernel --sheaf-capacity $capacity: exit $rc"; echo "$msg"; }
+done
+grep -qF -- "--kernel defaults to v6.17, which has none" "$tmp/nosheaves.err" &&
+  ok "without --kernel: the refusal says the default has none" || { fail "default kernel's refusal"; cat "$tmp/nosheaves.err"; }
 # With a kernel it reaches, the other runs once, under its own name.
 "$bin" run "${short[@]}" --kernel v6.17,v7.0 --sheaf-capacity maple_node=64 --table >"$tmp/mixed.txt" 2>"$tmp/mixed.err"
 grep -q "^kernel v6.17: no sheaves" "$tmp/mixed.txt" && grep -q "^kernel v7.0_sheaf_capacity=maple_node=64:" "$tmp/mixed.txt" &&
   grep -q "v6.17 has no sheaves for the caches --sheaf-capacity names: it runs once" "$tmp/mixed.err" &&
   ok "with v6.17,v7.0 the capacity labels v7.0 only" || { fail "mixed kernels"; cat "$tmp/mixed.txt" "$tmp/mixed.err"; }
+
+# A task count twice: refused before anything runs, nothing on stdout or disk.
+"$bin" run --topology small-2s-8c --workload mmap1 --nr-task 4,4 --quiet --out "$tmp/twice" >"$tmp/twice.out" 2>"$tmp/twice.err"
+rc=$?
+msg=$(cat "$tmp/twice.err")
+[ $rc -eq 2 ] && [ ! -e "$tmp/twice" ] && [ ! -s "$tmp/twice.out" ] &&
+  grep -qF -- "--nr-task: '4' is given twice" <<<"$msg" && ok "a task count given twice is refused" ||
+  { fail "--nr-task 4,4: exit $rc"; echo "$msg"; cat "$tmp/twice.out"; }
+
+# A 2-CPU machine: inputs lists its inputs, and run takes the default task counts (1 and 2 there).
+two="$(dirname "$0")/../data/two-cpus.json"
+"$bin" inputs --topology "$two" --workload mmap2 >"$tmp/two.out" 2>"$tmp/two.err"
+rc=$?
+out=$(cat "$tmp/two.out")
+[ $rc -eq 0 ] && grep -q "^slubsim inputs: mmap2 on two-cpus: " <<<"$out" && ok "inputs on a 2-CPU machine" ||
+  { fail "inputs on a 2-CPU machine: exit $rc"; cat "$tmp/two.err"; }
+"$bin" run --topology "$two" --workload mmap2 --warmup 1ms --duration 1ms --quiet --table >"$tmp/two.txt" 2>"$tmp/two.err"
+rc=$?
+rows=$(awk '/^ nr_task/ {on = 1; next} on && NF == 0 {exit} on {print $1}' "$tmp/two.txt" | tr '\n' ' ')
+[ $rc -eq 0 ] && [ "$rows" = "1 2 " ] && ok "run on a 2-CPU machine without --nr-task: rows 1 and 2" ||
+  { fail "run on a 2-CPU machine: exit $rc, rows '$rows'"; cat "$tmp/two.err" "$tmp/two.txt"; }
 
 # The main job's options: --jobs starts it (stopped after a few seconds: the job takes a minute);
 # a misspelt option is named with the right one.

@@ -110,6 +110,8 @@ expect_refusal 'empty.json: topology: expected a string or a non-empty array' "$
 expect_refusal "shard 5 of 4" "$sweep" --shard 5/4
 expect_refusal "--shard: 'auto' needs a Slurm job array" "$sweep" --shard auto
 expect_refusal "--shard: 'x': expected K/N" "$sweep" --shard x
-expect_refusal "share the folder 'small-2s-8c'" "$sweep" --topology small-2s-8c,small-2s-8c
-expect_refusal "is given twice" "$sweep" --kernel v7.0,v7.0
+expect_refusal "--topology: 'small-2s-8c' is given twice" "$sweep" --topology small-2s-8c,small-2s-8c
+expect_refusal "share the folder 'small-2s-8c'" "$sweep" --topology "small-2s-8c,$src/configs/topologies/small-2s-8c.json"
+expect_refusal "--kernel: 'v7.0' is given twice" "$sweep" --kernel v7.0,v7.0
+expect_refusal "--workload: 'mmap2' is given twice" "$sweep" --workload mmap2,mmap1,mmap2
 [ $failures -eq 0 ]

@@ -13,6 +13,16 @@ args=(run --topology small-2s-8c --workload mmap1 --kernel v6.17,v7.0 --nr-task 
 cmp -s "$tmp/a.txt" "$tmp/b.txt" && ok "the same seed: byte-identical output" || { fail "outputs differ"; diff "$tmp/a.txt" "$tmp/b.txt"; }
 grep -q "^slubsim: --uncertainty quick: 16 points, 4 for the question and 12 at the ends of 2 factor(s) (4x the question)" "$tmp/a.err" &&
   ok "the cost is stated" || { fail "cost line"; cat "$tmp/a.err"; }
+# Every pass on stderr, named with its wall time, then the total (not just the first pass's).
+passes=0
+for k in 1 2 3 4; do
+  grep -q "^slubsim: pass $k of 4: \[4/4\] " "$tmp/a.err" && grep -Eq "^slubsim: pass $k of 4: wall time [0-9.]+ s$" "$tmp/a.err" &&
+    passes=$((passes + 1))
+done
+grep -q "^slubsim: pass 1 of 4: the question, 4 points$" "$tmp/a.err" &&
+  grep -q "^slubsim: pass 2 of 4: latency estimates at its low end, 4 points$" "$tmp/a.err" && [ $passes -eq 4 ] &&
+  grep -Eq "^slubsim: wall time [0-9.]+ s in all, 4 passes$" "$tmp/a.err" &&
+  ok "each pass: its name, its points' progress and wall time; then the total" || { fail "passes on stderr"; cat "$tmp/a.err"; }
 grep -Eq "^ +4  v7.0 +[+-][0-9.]+% +\[[+-][0-9.]+%, [+-][0-9.]+%\]  (non-slab placeholders|latency estimates|the windows' own noise)" "$tmp/a.txt" &&
   grep -q "^  factor latency estimates: the 2 estimated latencies of small-2s-8c" "$tmp/a.txt" &&
   ok "each delta: value, 90% interval, deciding input" || { fail "uncertainty table"; cat "$tmp/a.txt"; }

@@ -51,8 +51,15 @@ grep -q "sign agreement" "$tmp/a.out" || fail "no scoreboard on stdout"
 
 # --uncertainty quick: the same results (the runs at the factors' ends are not written), and every
 # scored cell with its interval; the scoreboard counts coverage and lists the structural misses.
-"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/u" --quiet --uncertainty quick \
-  >"$tmp/u.out" || fail "validate --uncertainty quick: $(cat "$tmp/u.out")"
+"$bin" validate --experiments "$data/experiments" --fits "$tmp/fits" --out "$tmp/u" --uncertainty quick \
+  >"$tmp/u.out" 2>"$tmp/u.err" || fail "validate --uncertainty quick: $(cat "$tmp/u.out" "$tmp/u.err")"
+# Its three passes on stderr, each with its wall time, then the total.
+for k in 1 2 3; do
+  grep -Eq "^slubsim: pass $k of 3: wall time [0-9.]+ s$" "$tmp/u.err" || fail "pass $k of 3 has no wall time: $(cat "$tmp/u.err")"
+done
+grep -q "^slubsim: --uncertainty quick: pass 2 of 3: the class-4 fit again at 2 end(s)$" "$tmp/u.err" &&
+  grep -q "^slubsim: validate, pass 3 of 3 \[" "$tmp/u.err" &&
+  grep -Eq "^slubsim: wall time [0-9.]+ s in all, 3 passes$" "$tmp/u.err" || fail "validate passes: $(cat "$tmp/u.err")"
 cmp -s "$tmp/a/tiny-mmap2/small-2s-8c/base/stats.json" "$tmp/u/tiny-mmap2/small-2s-8c/base/stats.json" ||
   fail "validate --uncertainty changed a result"
 grep -q "^| intervals (90%, over the inputs' ranges and the windows' noise) |" "$tmp/u/scoreboard.md" &&
