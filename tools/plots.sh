@@ -55,6 +55,14 @@ for expdir in "$results"/*/; do
   fi
   published=()
   [ -f "$experiments/$id.json" ] && published=(--published "$experiments/$id.json")
+  # T12's single-thread microbenchmark: one task count, and its published figures are times in
+  # units not stated, which a throughput-against-task-count plot would draw as rates; its cells
+  # are in the scoreboard and its plot.
+  if [ -f "$experiments/$id.json" ] &&
+     "$py" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["workload"] == "slub-kunit-bench" else 1)' "$experiments/$id.json"; then
+    echo "plots: $id: a microbenchmark in unstated time units, no throughput plot (its cells are in the scoreboard plot)"
+    continue
+  fi
   for top in "${tops[@]}"; do
     name="$id--$(basename "$top")"
     if [ -z "$(find "$top" -name stats.json)" ]; then
