@@ -1,8 +1,9 @@
 // slub_bulk_bench, native mode: the host time of the allocator model's own bulk paths
 // (kmem_cache_alloc_bulk / kmem_cache_free_bulk), with no simulated contention. It mirrors the
 // in-kernel module "slub_bulk_bench" behind the March 2026 patch "mm/slub: skip freelist
-// construction for whole-slab bulk refill" (seed: shengming-hu-bulk-refill-freelist-skip;
-// slub-algorithms.md §4.4, §4.4.4).
+// construction for whole-slab bulk refill" (its report: Shengming Hu, "Re: [PATCH] mm/slub: skip
+// freelist construction for whole-slab bulk refill", LKML, 2026-03-30, archived at
+// https://lkml.iu.edu/2603.3/12647.html; slub-algorithms.md §4.4, §4.4.4).
 //
 // Our reading of the kernel benchmark (its source was not found; only its report is): per
 // round, kmem_cache_alloc_bulk(batch) is called again and again, the objects kept, until

@@ -1,6 +1,6 @@
 // sim/cli/: the command line, the top layer: `run`'s and `sweep`'s options (cli.h, shared with the
 // fuzz targets) and every command (main.cpp).
-// This file: the options of `run`, `sweep`, `advise` and `inputs`, parsed into their requests.
+// This file: the options of `run`, `sweep`, `advise`, `fit` and `inputs`, parsed into their requests.
 #include "sim/cli/cli.h"
 
 #include <boost/program_options.hpp>
@@ -114,11 +114,13 @@ void add_job_options(po::options_description& d, JobRequest& r, const char* cach
 }
 
 po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,
-                                    bool& quiet, std::string& uncertainty) {
+                                    bool& quiet, std::string& uncertainty, std::string& fit) {
   po::options_description d("Options of 'slubsim run'");
   d.add_options()("help,h", "this text");
   add_job_options(d, r);
   d.add_options()
+      ("fit", po::value(&fit),
+       "FILE: a fit file ('slubsim fit --out FILE', or configs/fits/*.json): its non-slab parameters replace the workload's, as --set workload.parameters.NAME=VALUE before the other --set (which win); the file must fit this workload's parameters; e.g. --fit box.mmap2.fit.json")
       ("out", po::value(&out),
        "write stats.json, matrix.json and host.json to DIR (one subdirectory per kernel/capacity variant when there are several), each finished point to DIR/points at once, and DIR/index.json; Ctrl-C stops after the points in flight; e.g. --out results/run1")
       ("resume", po::bool_switch(&resume),
@@ -212,7 +214,7 @@ RunCommand parse_run_command(std::vector<std::string> args, const std::string& h
   refuse_placeholders(args);
   RunCommand c;
   c.request.home = home;
-  auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet, c.uncertainty);
+  auto desc = run_options(c.request, c.out, c.resume, c.table, c.why, c.quiet, c.uncertainty, c.fit);
   c.request.kernel_defaulted = parse_options(args, desc, "run", c.help, c.help_text)["kernel"].defaulted();
   if (c.why || !c.uncertainty.empty()) c.table = true;
   c.request.stacks = c.why && !c.out.empty();  // written as files: only with --out
@@ -260,6 +262,72 @@ AdviseCommand parse_advise_command(std::vector<std::string> args, const std::str
   auto desc = advise_options(c);
   c.request.base.kernel_defaulted = parse_options(args, desc, "advise", c.help, c.help_text)["kernel"].defaulted();
   c.request.bounds = !c.no_bounds;
+  return c;
+}
+
+FitCommand parse_fit_command(std::vector<std::string> args, const std::string& home) {
+  glue_patch_values(args);
+  // "--ops -5" would read as an option: glue the value on, so that it is refused as a figure.
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--ops" && !args[i + 1].empty() && args[i + 1][0] == '-') {
+      args[i] = "--ops=" + args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  refuse_placeholders(args);
+  FitCommand c;
+  JobRequest& r = c.request;
+  r.home = home;
+  r.topology.clear();  // the machine the figure was measured on: no default
+  r.nr_task.clear();
+  r.jobs = 1;
+  po::options_description d("Options of 'slubsim fit'");
+  d.add_options()("help,h", "this text")
+      ("ops", po::value(&c.ops),
+       "the measured figure: total ops/s of all tasks at --nr-task, will-it-scale.N.processes (.threads with --mode thread), the 'average:' a will-it-scale binary prints; e.g. --ops 1243517")
+      ("from", po::value(&c.from),
+       "FILE holding the figure instead of --ops: an lkp stats.json (key will-it-scale.N.processes, or will-it-scale.workload of a one-row job), will-it-scale's runtest.py output (the CSV tasks,processes,processes_idle,threads,threads_idle,linear: the row of --nr-task, default the lowest; the column by --mode) or one binary's output (its 'average:' line); e.g. --from mmap2.csv")
+      ("nr-task", po::value(&r.nr_task),
+       "the one task count the figure was measured at (-t N of the binary); needed with --ops; use a low one, 1 or a few, where little contends; e.g. --nr-task 1")
+      ("topology", po::value(&r.topology),
+       "the machine the figure was measured on: a preset NAME (configs/topologies) or a FILE (slubsim import / probe); e.g. --topology my-box.json")
+      ("workload", po::value(&r.workload)->default_value(r.workload),
+       "the will-it-scale test measured: NAME (workloads/NAME.json) or FILE; e.g. --workload mmap1")
+      ("mode", po::value(&r.mode)->default_value(r.mode),
+       "process (the *_processes binary) or thread (*_threads): the key and CSV column read and the mode simulated; e.g. --mode thread")
+      ("kernel", po::value(&r.kernel)->default_value(r.kernel),
+       "the one kernel the machine ran (configs/kernels/NAME.json); e.g. --kernel v6.19")
+      ("parameters", po::value(&c.parameters),
+       "the workload parameters scaled by the one factor (default: its placeholder non-slab times, as 'slubsim inputs' lists them); e.g. --parameters mmap_locked_ns,munmap_locked_ns,unlocked_ns")
+      ("start", po::value(&c.start)->default_value(c.start),
+       "the search's first scale (validate --calibrate starts at 1); e.g. --start 0.5")
+      ("out", po::value(&c.out),
+       "the fit file to write (the configs/fits format, plus its workload), for 'slubsim run --fit FILE'; written whole, and not at all on bad input; e.g. --out my-box.mmap2.fit.json")
+      ("sheaf-capacity", po::value(&r.sheaf_capacity),
+       "[CACHE=]N: one setting the machine ran with; e.g. --sheaf-capacity maple_node=64")
+      ("sysfs", po::value(&r.sysfs),
+       "CACHE/KNOB=N[,...]: one setting of the runtime-tuning RFC's sheaf knobs the machine ran with; e.g. --sysfs maple_node/sheaf_capacity=64")
+      ("set", po::value(&r.sets)->composing(),
+       "KEY=VALUE: change a model parameter in every simulation of the search, as 'run --set' does (give run the same); repeatable; e.g. --set topology.latency_ns.llc=30")
+      ("patch", po::value(&r.patches)->composing(),
+       "+NAME or -NAME on top of the kernel preset; repeatable; e.g. --patch +skip-freelist")
+      ("costs", po::value(&r.costs)->default_value(r.costs), "cost model: NAME or FILE; e.g. --costs default")
+      ("caches", po::value(&r.caches)->default_value(r.caches), "slab caches: NAME or FILE; e.g. --caches default")
+      ("runs", po::value(&r.runs)->default_value(r.runs), "runs per simulation, their mean compared; e.g. --runs 3")
+      ("seed", po::value<std::string>()->default_value(std::to_string(r.seed))->notifier([&r](const std::string& s) {
+         r.seed = parse_seed(s);
+       }),
+       "random seed of every simulation; e.g. --seed 7")
+      ("duration", po::value(&r.duration),
+       "a fixed simulated window instead of the settle rule's (as 'run --duration'); e.g. --duration 24ms")
+      ("warmup", po::value(&r.warmup), "a fixed simulated warm-up instead of the settle rule's; e.g. --warmup 40ms")
+      ("settle-ci", po::value(&r.settle_ci)->default_value(r.settle_ci),
+       "the settle rule's target half-width; e.g. --settle-ci 1%")
+      ("settle-cap", po::value(&r.settle_cap)->default_value(r.settle_cap),
+       "the most simulated time a point may take to settle; e.g. --settle-cap 2s")
+      ("home", po::value(&r.home)->default_value(r.home),
+       "where configs/ and workloads/ live; e.g. --home /opt/slubsim")
+      ("quiet", po::bool_switch(&c.quiet), "no progress lines (one per simulation) on stderr; e.g. --quiet");
+  r.kernel_defaulted = parse_options(args, d, "fit", c.help, c.help_text)["kernel"].defaulted();
   return c;
 }
 

@@ -15,6 +15,7 @@ namespace slubsim {
 struct RunCommand {
   JobRequest request;
   std::string out;  // --out DIR, "" = stdout
+  std::string fit;  // --fit FILE: a fit file's parameters as --set before the request's own ("" = none)
   bool resume = false, table = false, why = false, quiet = false;
   std::string uncertainty;  // --uncertainty quick|full, "" = none
   bool help = false;
@@ -38,6 +39,21 @@ struct AdviseCommand {
   bool help = false;
   std::string help_text;
 };
+// `slubsim fit`: the measured figure (--ops, or --from FILE) and the job it was measured on.
+struct FitCommand {
+  JobRequest request;  // nr_task: "" until --nr-task or the figure's file says
+  std::string ops;     // --ops, as typed ("" = not given)
+  std::string from;    // --from FILE
+  std::string parameters;  // --parameters LIST ("" = the workload's placeholders)
+  double start = 1.0;
+  std::string out;
+  bool quiet = false;
+  bool help = false;
+  std::string help_text;
+};
+// Parses `slubsim fit` ARGS.
+FitCommand parse_fit_command(std::vector<std::string> args, const std::string& home);
+
 struct InputsCommand {
   JobRequest request;
   bool json = false;

@@ -7,6 +7,7 @@
 //   slubsim merge DIR... --out DIR  join a sweep's shards
 //   slubsim advise [OPTIONS]   which sheaf capacity and barn limits for a machine and workload
 //   slubsim inputs [OPTIONS]   the job's uncertain inputs, with their ranges and sources
+//   slubsim fit [OPTIONS]      fit the non-slab time to a will-it-scale figure measured on a machine
 //   slubsim import --hwloc FILE.xml | --this-machine ...   a topology from hwloc
 //   slubsim probe [OPTIONS]    measure this machine's cache-line transfers into a topology
 //   slubsim --help
@@ -34,6 +35,7 @@
 #include "sim/config/trace_import.h"
 #include "sim/sweep/merge.h"
 #include "sim/sweep/sweep.h"
+#include "sim/validate/fit_measured.h"
 #include "sim/validate/validate.h"
 #include "sim/run/why.h"
 #include "sim/trust/inputs.h"
@@ -127,6 +129,8 @@ Usage:
   slubsim advise [OPTIONS]    which sheaf capacity and barn limits (the runtime-tuning RFC's knobs) for a
                               machine and workload, at what memory cost ('slubsim advise --help')
   slubsim inputs [OPTIONS]    the job's inputs that are not facts of the kernel: value, range, sources
+  slubsim fit [OPTIONS]       fit the workload's non-slab time to a will-it-scale figure measured on your
+                              machine; writes a fit file for 'slubsim run --fit FILE' ('slubsim fit --help')
   slubsim import [OPTIONS]    a topology from hwloc: an lstopo XML of any box, or this machine
   slubsim probe [OPTIONS]     this machine measured: cache-line transfers and lock hand-offs per class
   slubsim --help
@@ -140,6 +144,31 @@ Examples:
   slubsim validate --only t01-hao-li-mmap2 --out results/validate
   slubsim validate --calibrate --only t05-lkp-brk1-spr192
   slubsim sweep configs/sweeps/capacity-small.json --out results/capsweep --jobs 2
+  slubsim fit --topology my-box.json --workload mmap2 --nr-task 1 --ops 1243517 --out my-box.mmap2.fit.json
+  slubsim run --topology my-box.json --workload mmap2 --fit my-box.mmap2.fit.json --nr-task 1,64 --table
+)";
+
+const char* kFitUsage = R"(slubsim fit: fit the workload's non-slab time to a will-it-scale figure measured on your machine
+
+Usage:
+  slubsim fit --topology T --workload W [--mode process|thread] [--kernel K] --nr-task N --ops OPS --out FILE
+  slubsim fit --topology T --workload W [--mode process|thread] [--kernel K] --from FILE [--nr-task N] --out FILE
+
+The figure is will-it-scale's total ops/s of all tasks at one task count (lkp's will-it-scale.N.processes),
+measured on the machine --topology describes, running --kernel. The fit scales the workload's non-slab
+parameters (its placeholders, or --parameters) by one factor until the simulated figure is within 0.5% of the
+measured one: the search 'slubsim validate --calibrate' makes (VALIDATION.md class 4), from --start, at most
+12 simulations. It prints measured against simulated, the error and whether it converged, and writes FILE in
+the configs/fits format; 'slubsim run --fit FILE' applies it. Measure at a low task count (1, or a few) where
+little contends: the fit sets the non-slab time only, and cannot fix the slab costs or the contention.
+Exit 0: converged; 1: the file is written with "converged": false (the closest scale); 2: bad input,
+nothing written. How to measure: docs/usage.md, "Your machine's non-slab time".
+
+Examples:
+  slubsim fit --topology my-box.json --workload mmap2 --nr-task 1 --ops 1243517 --out my-box.mmap2.fit.json
+  slubsim fit --topology amd-turin-2s-512t --workload mmap1 --mode thread --from mmap1.csv --out turin.mmap1.json
+  slubsim fit --topology my-box.json --workload mmap2 --kernel v6.19 --from /lkp/result/.../stats.json --out fit.json
+  slubsim run --topology my-box.json --workload mmap2 --fit my-box.mmap2.fit.json --kernel v6.19,v7.0 --table
 )";
 
 const char* kAdviseUsage = R"(slubsim advise: which sheaf capacity and barn limits for this machine and workload
@@ -222,11 +251,18 @@ int run(std::vector<std::string> args) {
     std::cout << kUsage << "\n" << cmd.help_text << "\n";
     return 0;
   }
+  // --fit FILE: the fit's parameters as --set items before the command line's own.
+  if (!cmd.fit.empty()) {
+    const auto sets = fit_file_sets(cmd.fit, cmd.request);
+    cmd.request.sets.insert(cmd.request.sets.begin(), sets.begin(), sets.end());
+  }
   const JobRequest& req = cmd.request;
   const std::string& out = cmd.out;
   const bool resume = cmd.resume, table = cmd.table, why = cmd.why, quiet = cmd.quiet;
   if (resume && out.empty()) throw ConfigError("command line", "--resume", "needs --out DIR: the store to finish");
   Job job = resolve_job(req);
+  if (!cmd.fit.empty())
+    for (auto& n : fit_file_notes(cmd.fit, job)) job.notes.push_back(std::move(n));
   auto progress = [&](const std::string& line) {
     if (!quiet) std::cerr << "slubsim: " << line << "\n";
   };
@@ -586,6 +622,71 @@ int validate(const std::vector<std::string>& args) {
   return validate_command(o);
 }
 
+// `slubsim fit`: read the figure, check everything, search, then write the fit file whole.
+int fit(std::vector<std::string> args) {
+  FitCommand cmd = parse_fit_command(std::move(args), default_home());
+  if (cmd.help) {
+    std::cout << kFitUsage << "\n" << cmd.help_text << "\n";
+    return 0;
+  }
+  FitMeasuredRequest r;
+  r.job = cmd.request;
+  r.start = cmd.start;
+  r.out = cmd.out;
+  r.parameters = cmd.parameters.empty() ? std::vector<std::string>{} : split_list(cmd.parameters);
+  if (r.job.topology.empty())
+    throw ConfigError("command line", "--topology",
+                      "needs the machine the figure was measured on: a preset NAME or a FILE (slubsim import, probe)");
+  if (cmd.out.empty()) throw ConfigError("command line", "--out", "needs the fit file to write; e.g. --out box.mmap2.fit.json");
+  if (cmd.ops.empty() == cmd.from.empty())
+    throw ConfigError("command line", cmd.ops.empty() ? "--ops" : "--from",
+                      "give the measured figure as --ops OPS or --from FILE (one of them)");
+  int nr_task = 0;
+  if (!r.job.nr_task.empty()) {
+    const std::string& n = r.job.nr_task;
+    if (n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1)
+      throw ConfigError("command line", "--nr-task",
+                        fmt::format("'{}' is not one task count: the fit is made at the one the figure was measured "
+                                    "at (the binary's -t N)",
+                                    n));
+    nr_task = std::stoi(n);
+  }
+  if (!cmd.ops.empty()) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(cmd.ops, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != cmd.ops.size())
+      throw ConfigError("command line", "--ops", fmt::format("'{}' is not a number of ops/s", cmd.ops));
+    if (!(v > 0) || !std::isfinite(v))
+      throw ConfigError("command line", "--ops",
+                        fmt::format("is {}: the measured figure is a positive number of ops/s (will-it-scale.N."
+                                    "processes, the total over the tasks)",
+                                    cmd.ops));
+    if (nr_task == 0)
+      throw ConfigError("command line", "--nr-task", "needed with --ops: the task count the figure was measured at");
+    r.figure = {v, nr_task, fmt::format("--ops {} at {} task{}", cmd.ops, nr_task, nr_task == 1 ? "" : "s")};
+  } else {
+    r.figure = read_measured_figure(cmd.from, r.job.mode, nr_task);
+    if (nr_task == 0)
+      std::cerr << fmt::format("slubsim: fit: {} tasks, as {} says\n", r.figure.nr_task, cmd.from);
+  }
+  r.job.nr_task = std::to_string(r.figure.nr_task);
+  const bool quiet = cmd.quiet;
+  const FitMeasured m = fit_measured(r, [quiet](const std::string& line) {
+    if (!quiet || line.rfind("warning: ", 0) == 0) std::cerr << "slubsim: " << line << "\n";  // warnings always
+  });
+  std::cout << format_fit_measured(m, r);
+  write_file_atomically(r.out, fit_json(m.fit).dump(2) + "\n");
+  std::cout << fmt::format("wrote {}\napply it: slubsim run --topology {} --workload {}{} --fit {} ...\n", r.out,
+                           r.job.topology, r.job.workload, r.job.mode == "process" ? "" : " --mode " + r.job.mode,
+                           r.out);
+  return m.fit.converged ? 0 : 1;
+}
+
 const char* kInputsUsage = R"(slubsim inputs: the inputs of a job that are not facts of the kernel
 
 Usage:
@@ -826,10 +927,11 @@ int main(int argc, char** argv) {
     if (args[0] == "merge") return merge({args.begin() + 1, args.end()});
     if (args[0] == "advise") return advise({args.begin() + 1, args.end()});
     if (args[0] == "inputs") return inputs({args.begin() + 1, args.end()});
+    if (args[0] == "fit") return fit({args.begin() + 1, args.end()});
     if (args[0] == "import") return import_topology({args.begin() + 1, args.end()});
     if (args[0] == "probe") return probe({args.begin() + 1, args.end()});
     std::cerr << fmt::format("slubsim: error: command line: unknown command '{}'{}\n{}", args[0],
-                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "inputs", "import", "probe", "help", "version"}),
+                             did_you_mean(args[0], {"run", "validate", "sweep", "merge", "advise", "inputs", "fit", "import", "probe", "help", "version"}),
                              kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {

@@ -386,7 +386,7 @@ void resolve_trace(Job& job, const std::vector<Override>& overrides) {
 // The rule of window_warnings (job.h): RCU settles in kSettlePeriods grace periods, and a
 // tick-driven period lasts at least kTicksPerPeriod ticks (TickGracePeriods: one tick notices
 // it, a later one reports). Measured on amd-turin-2s-512t mmap1 v6.17 at 512 tasks, 4 ms
-// periods: 76-81 M ops/s per 4 ms interval before 8 ms, 22-48 M from 12 ms on (design.md).
+// periods: 76-81 M ops/s per 4 ms interval before 8 ms, 22-48 M from 12 ms on (docs/design.md).
 constexpr int kSettlePeriods = 3;
 constexpr int kTicksPerPeriod = 2;
 

@@ -368,7 +368,8 @@ std::string point_id(const Job& job, const PointKey& k) {
 void write_file_atomically(const std::string& path, const std::string& text) {
   const fs::path p(path);
   std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
+  // A bare file name is in the current directory, which exists.
+  if (!p.parent_path().empty()) fs::create_directories(p.parent_path(), ec);
   if (ec) throw ConfigError(p.parent_path().string(), "--out", "cannot create directory: " + ec.message());
   // Unique per process and thread, so that concurrent writers never share a temporary.
   static std::atomic<std::uint64_t> serial{0};

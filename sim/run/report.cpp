@@ -420,9 +420,10 @@ std::string describe_nonslab(const Job& job) {
                       "ops/s, are estimates",
                       placeholders, job.machine.name);
   if (!job.fits_here.empty())
-    line += fmt::format("; fitted values for this workload on this machine: {} (apply one with --set "
-                        "workload.parameters.NAME=ns)",
+    line += fmt::format("; fitted values for this workload on this machine: {} (apply one with --fit FILE)",
                         fmt::join(job.fits_here, ", "));
+  else
+    line += "; 'slubsim fit' fits them to a will-it-scale figure measured on the machine";
   return line + "\n";
 }
 

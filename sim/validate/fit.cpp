@@ -60,6 +60,7 @@ Fit read_fit(const json& doc, const std::string& file, const std::string& id, co
   f.experiment = root.at("experiment").str();
   if (f.experiment != id) root.at("experiment").fail(fmt::format("is '{}', not '{}'", f.experiment, id));
   f.topology = root.at("topology").str();
+  if (auto w = root.find("workload")) f.workload = w->str();
   if (f.topology != topology) root.at("topology").fail(fmt::format("is '{}', not '{}'", f.topology, topology));
   f.scale = root.at("scale").positive_number();
   auto params = root.at("parameters");
@@ -77,12 +78,20 @@ Fit read_fit(const json& doc, const std::string& file, const std::string& id, co
   if (auto n = on.find("simulations")) f.simulations = static_cast<int>(n->integer());
   if (auto c = on.find("converged")) f.converged = c->boolean();
   on.allow({"error_pct"});  // derived from published and simulated, written for readers
-  if (auto s = root.find("source")) s->str();
+  if (auto s = root.find("source")) f.source = s->str();
   root.check_known_fields();
   return f;
 }
 
 }  // namespace
+
+Fit read_fit_file(const std::string& file) {
+  if (!is_file(file)) throw ConfigError(file, "", "no such fit file");
+  json doc = load_json_file(file);
+  if (!doc.is_object()) throw ConfigError(file, "", "a fit file is a JSON object (configs/fits/*.json)");
+  JsonView root(doc, file);
+  return read_fit(doc, file, root.at("experiment").str(), root.at("topology").str());
+}
 
 Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string& topology) {
   std::string file = fit_path(fits_dir, e.id, topology);
@@ -159,6 +168,7 @@ json fit_json(const Fit& f) {
   json j = json::object();
   j["experiment"] = f.experiment;
   j["topology"] = f.topology;
+  if (!f.workload.empty()) j["workload"] = f.workload;
   j["scale"] = f.scale;
   json p = json::object();
   for (const auto& [name, value] : f.parameters) p[name] = value;
@@ -177,7 +187,7 @@ json fit_json(const Fit& f) {
   on["simulations"] = f.simulations;
   on["converged"] = f.converged;
   j["fitted_on"] = on;
-  j["source"] = is_pin_metric(f.metric) ? kPinSource : kFitSource;
+  j["source"] = !f.source.empty() ? f.source : is_pin_metric(f.metric) ? kPinSource : kFitSource;
   return j;
 }
 

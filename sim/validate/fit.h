@@ -24,6 +24,11 @@ struct CrossCheckPoint {
 struct Fit {
   std::string file;
   std::string experiment, topology;
+  // The workload the parameters belong to: written by `slubsim fit` (sim/validate/fit_measured.h),
+  // whose fit has no experiment file to name it; "" in a calibration fit (its experiment says).
+  std::string workload;
+  // The file's "source"; "" = validate --calibrate's own (a fit or a pin, by the metric).
+  std::string source;
   double scale = 1;
   std::vector<std::pair<std::string, double>> parameters;  // scaled values, ns
   // fitted_on
@@ -47,6 +52,9 @@ std::string fit_path(const std::string& fits_dir, const std::string& id, const s
 // A missing file is an error that says to run --calibrate.
 Fit load_fit(const std::string& fits_dir, const Experiment& e, const std::string& topology);
 json fit_json(const Fit& f);
+// Any fit file, checked for the fields every fit has (not against an experiment): what
+// `slubsim run --fit FILE` reads.
+Fit read_fit_file(const std::string& file);
 // The fit an experiment borrows (Experiment::fit_from): the other experiment's fit file, which
 // must have converged and list exactly the workload parameters this experiment's workload has.
 Fit load_borrowed_fit(const std::string& fits_dir, const Experiment& e, const std::string& home);

@@ -1,4 +1,4 @@
-// Scoring simulated deltas against published ones (../shared/design/VALIDATION.md, "Scoring").
+// Scoring simulated deltas against published ones (docs/reference/VALIDATION.md, "Scoring").
 // Pure arithmetic: no simulation, no files.
 #pragma once
 #include <optional>

@@ -95,8 +95,7 @@ Fit fit_baseline(const Experiment& e, const ExperimentTopology& t, const std::ve
     req.sets.insert(req.sets.end(), extra.begin(), extra.end());
     req.nr_task = fmt::format("{}", e.fit->nr_task);
     Job job = resolve_variant(e, t, v, req, "");
-    JobResult r = run_job(job, {});
-    double got = metric_value(stdout_stats(job, r), e.fit->metric);
+    double got = simulate_metric(job, e.fit->metric);
     std::lock_guard<std::mutex> g(mu);
     progress(fmt::format("{} {} on {}: scale {} -> {} = {} (published {})", extra.empty() ? "calibrate" : "fit again",
                          e.id, t.name, s, e.fit->metric, got, e.fit->published));
@@ -373,6 +372,10 @@ double metric_value(const json& stats, const std::string& metric) {
   auto it = stats.find(metric);
   if (it == stats.end() || !it->is_number()) return 0.0;
   return it->get<double>();
+}
+
+double simulate_metric(const Job& job, const std::string& metric) {
+  return metric_value(stdout_stats(job, run_job(job, {})), metric);
 }
 
 ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantRun>& runs,

@@ -93,6 +93,9 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
 
 // The metric of a variant's stats: a missing key is 0 (lkp drops keys that are 0 in every run).
 double metric_value(const json& stats, const std::string& metric);
+// One simulation of a class-4 fit's search (validate --calibrate, slubsim fit): run the job (its
+// one variant at the fit's task count) and read the metric from its stats.
+double simulate_metric(const Job& job, const std::string& metric);
 
 // validate --uncertainty: run every experiment's variants again at each uncertainty factor's
 // ends (sim/trust/uncertainty.h, factors from each topology's baseline job) and give every
