@@ -108,7 +108,7 @@ TEST_CASE("extremes: one CPU, and 4096 CPUs") {
   const std::string one = derived_topology("one-cpu", [](json& d) {
     d["sockets"] = json::parse(R"([{"id": 0, "cpus": "0"}])");
     d["nodes"] = json::parse(R"([{"id": 0, "cpus": "0", "memory_mb": 4096}])");
-    d["llc"] = json::parse(R"({"domains": ["0"]})");
+    d["llc"]["domains"] = json::parse(R"(["0"])");
     d.erase("node_distance");
   });
   for (const char* k : {"v6.17", "v7.0"}) {
@@ -120,7 +120,8 @@ TEST_CASE("extremes: one CPU, and 4096 CPUs") {
     d["sockets"] = json::parse(R"([{"id": 0, "cpus": "0-2047"}, {"id": 1, "cpus": "2048-4095"}])");
     d["nodes"] = json::parse(
         R"([{"id": 0, "cpus": "0-2047", "memory_mb": 65536}, {"id": 1, "cpus": "2048-4095", "memory_mb": 65536}])");
-    d["llc"] = json::parse(R"({"cores_per_domain": 8})");
+    d["llc"].erase("domains");
+    d["llc"]["cores_per_domain"] = 8;
   });
   auto r = request(big, "v7.0", "4096");
   r.duration = "200us";

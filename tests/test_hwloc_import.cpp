@@ -66,6 +66,10 @@ TEST_CASE("import --hwloc: copied latencies are marked, with their ranges and th
   CHECK(llc.at("range") == json::array({20, 33}));
   CHECK(llc.at("range_source").get<std::string>().find("amd-turin-2s-512t") != std::string::npos);
   CHECK(doc.at("smt") == json{{"threads_per_core", 1}});
+  // The cache size is hwloc's (this synthetic XML gives 16 MB L3s); hwloc knows no hit latency.
+  CHECK(doc.at("llc").at("size_kb").at("value") == 16384);
+  CHECK(doc.at("llc").at("size_kb").at("source").get<std::string>().rfind("hwloc (", 0) == 0);
+  CHECK(doc.at("llc").at("hit_ns").at("source").get<std::string>().rfind("copied from preset amd-turin-2s-512t: ", 0) == 0);
 }
 
 TEST_CASE("import --hwloc: this host's lstopo XML") {

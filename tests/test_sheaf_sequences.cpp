@@ -1,8 +1,9 @@
 // Acceptance: hand-checked sequences on the sheaf front-ends. With capacity 4, the SLUB_STATS
 // counters after the first allocations on an empty CPU match what slub-algorithms.md says
 // (§4.3 7.0 allocation, §4.4 refill, §4.5 free, §4.6 kfree_rcu, §4.7 prefill, §4.11 stats; §3.2,
-// §3.3 for 6.18), and the spare-sheaf patch (seeds/zhao-liu-spare-sheaf-and-capacity.txt) removes
-// the barn round trip it was written to remove.
+// §3.3 for 6.18), and the spare-sheaf patch
+// (docs/reference/seeds/zhao-liu-spare-sheaf-and-capacity.txt) removes the barn round trip it was
+// written to remove.
 //
 // Setup, 2 nodes and 4 CPUs (CPUs 0, 1 on node 0; 2, 3 on node 1), no freelist randomisation,
 // remote_node_defrag_ratio 1024 (the any-node passes always run, so counts do not depend on it):
@@ -13,6 +14,7 @@
 //        order 0, 16 objects per slab, min_partial 5, cpu_partial 52 -> 7 slabs.
 // Counters are compared as deltas over one step; every counter not named must stay unchanged.
 // Barn and list_lock acquisitions are counted per lock by the test's Exec.
+#include <functional>
 #include <doctest/doctest.h>
 
 #include <map>
@@ -68,7 +70,8 @@ struct Rig {
 
   // Sheaves: kmalloc-4k. SheavesOnCpuPartial / CpuPartial: sheaf-256 with sheaf_capacity 4.
   Rig(FrontendKind f, bool spare_sheaf, std::uint32_t barn_max_full = 10,
-      std::int64_t node_pages = 1 << 14, std::uint32_t barn_max_empty = 10, Time dram = 0)
+      std::int64_t node_pages = 1 << 14, std::uint32_t barn_max_empty = 10, Time dram = 0,
+      const std::function<void(Params&)>& adjust = {})
       : fe(f) {
     Params p;
     CacheSpec c;
@@ -99,6 +102,7 @@ struct Rig {
     p.rcu_grace_period = kGrace;
     if (dram > 0) p.numa.memory_latency = {{dram, dram}, {dram, dram}};
     p.validate = true;
+    if (adjust) adjust(p);
     slub = std::make_unique<Slub>(sh, p);
     for (int i = 0; i < 4; ++i) ex.push_back(std::make_unique<CountingExec>(sh, i, p.numa.cpu_node[i]));
   }
@@ -580,9 +584,9 @@ TEST_CASE("sheaf sequences: 6.18 remote frees and node mismatches go to the cpu-
 }
 
 TEST_CASE("sheaf sequences: the spare-sheaf patch removes the barn round trip") {
-  // seeds/zhao-liu-spare-sheaf-and-capacity.txt: "pre-cached spare sheaf reduces spinlock race:
-  // reduce barn_put_empty_sheaf() & barn_get_empty_sheaf()". An alloc burst then a free burst on
-  // one CPU, capacity 4, cold start.
+  // docs/reference/seeds/zhao-liu-spare-sheaf-and-capacity.txt: "pre-cached spare sheaf reduces
+  // spinlock race: reduce barn_put_empty_sheaf() & barn_get_empty_sheaf()". An alloc burst then
+  // a free burst on one CPU, capacity 4, cold start.
   struct Burst {
     int allocs;
     int frees;
@@ -955,4 +959,31 @@ TEST_CASE("sheaf sequences: flushing kfree_rcu'd objects stores their free point
     return r.e(0).now() - before;
   };
   CHECK(grace_period_time(dram) - grace_period_time(0) == 4 * dram);
+}
+
+TEST_CASE("sheaf sequences: a flush finds lines a grace period old in the LLC while its domain's RCU backlog leaves room") {
+  // The same sequence as above, with every CPU in one LLC domain (models/slub/residency.h).
+  // When the second sheaf is flushed, both callbacks are off the queue: nothing waits behind
+  // RCU, so every line is still in the LLC and each of the 4 stores costs the LLC hit instead of
+  // memory, divided by how many stores the flush keeps in flight.
+  const Time dram = 100 * kNs, hit = 10 * kNs;
+  auto flush_time = [&](Time latency, std::int64_t llc_bytes, int overlap) {
+    Rig r(FrontendKind::SheavesOnCpuPartial, false, 1, 1 << 14, 1, latency, [&](Params& p) {
+      p.numa.cpu_llc = {0, 0, 0, 0};
+      p.numa.nr_llcs = 1;
+      p.numa.llc_bytes = llc_bytes;
+      p.numa.llc_hit = hit;
+      p.costs.aged_store_overlap = overlap;
+    });
+    std::vector<void*> held;
+    for (int i = 0; i < 8; ++i) held.push_back(r.alloc(0));
+    for (void* o : held) r.kfree_rcu(0, o);
+    r.until_ready(0);
+    Time before = r.e(0).now();
+    r.tick(0);
+    return r.e(0).now() - before;
+  };
+  CHECK(flush_time(dram, 0, 1) - flush_time(0, 0, 1) == 4 * dram);             // no LLC: memory
+  CHECK(flush_time(dram, 64 << 20, 1) - flush_time(0, 64 << 20, 1) == 4 * hit);  // all in the LLC
+  CHECK(flush_time(dram, 64 << 20, 4) - flush_time(0, 64 << 20, 4) == hit);      // 4 in flight
 }

@@ -33,6 +33,8 @@ TEST_CASE("topology: the presets have the layouts the issue gives") {
   CHECK(turin.nr_cpus == 512);
   CHECK(turin.nr_cores() == 256);
   CHECK(turin.nr_llcs == 32);
+  CHECK(turin.llc_bytes == 32 << 20);  // 32 MB per CCD
+  CHECK(turin.llc_hit == 11 * kNs);
   CHECK(turin.cpu_socket[127] == 0);
   CHECK(turin.cpu_socket[128] == 1);
   CHECK(turin.cpu_socket[300] == 0);
@@ -135,4 +137,8 @@ TEST_CASE("topology: malformed machines are rejected naming the field") {
   check_rejected([](json& d) { d["nodes"][0]["memory_mb"] = -1; /* 0: memoryless */ }, "nodes[0].memory_mb");
   check_rejected([](json& d) { d["node_distance"][0][1] = 20; }, "node_distance");
   check_rejected([](json& d) { d["smt_private_work_factor"]["value"] = 0.5; }, "smt_private_work_factor");
+  check_rejected([](json& d) { d["llc"].erase("size_kb"); }, "llc.size_kb");
+  check_rejected([](json& d) { d["llc"]["size_kb"]["value"] = 0; }, "llc.size_kb.value");
+  check_rejected([](json& d) { d["llc"]["hit_ns"]["value"] = 500; }, "llc.hit_ns.value");
+  check_rejected([](json& d) { d["llc"]["hit_ns"].erase("source"); }, "llc.hit_ns");
 }

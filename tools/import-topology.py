@@ -336,7 +336,13 @@ def load_preset(arg):
     f = doc.get("smt_private_work_factor")
     if not isinstance(f, dict) or not isinstance(f.get("value"), (int, float)) or not str(f.get("source", "")).strip():
         fail(path, "smt_private_work_factor: needs a value and a source")
-    return doc.get("name", arg), path, lat, f
+    size = (doc.get("llc") or {}).get("size_kb") if isinstance(doc.get("llc"), dict) else None
+    if not isinstance(size, dict) or not isinstance(size.get("value"), (int, float)) or not str(size.get("source", "")).strip():
+        fail(path, "llc.size_kb: needs a value and a source")
+    hit = doc["llc"].get("hit_ns")
+    if not isinstance(hit, dict) or not isinstance(hit.get("value"), (int, float)) or not str(hit.get("source", "")).strip():
+        fail(path, "llc.hit_ns: needs a value and a source")
+    return doc.get("name", arg), path, lat, f, (size, hit)
 
 
 # ---- building the topology -------------------------------------------------------------------
@@ -476,9 +482,12 @@ def build(lay, args, preset):
                 if distance[j][i] != v:
                     fail(where, f"the distance to node{b} is {v} but node{b}'s to node{a} is {distance[j][i]}")
 
-    pname, ppath, lat, smt_factor = preset
+    pname, ppath, lat, smt_factor, (llc_size, llc_hit) = preset
     smt = compact_smt(cores, n) or {"cores": [format_cpulist(c) for c in sorted(cores)]}
     llc = compact_llc(domains, cores, cpu_socket, cpu_node) or {"domains": [format_cpulist(d) for d in domains]}
+    # lscpu -p gives no cache sizes: one domain's size comes from the preset, marked.
+    llc["size_kb"] = dict(llc_size, source=f"copied from preset {pname} (lscpu -p gives no cache size): {llc_size['source']}")
+    llc["hit_ns"] = dict(llc_hit, source=f"copied from preset {pname}: {llc_hit['source']}")
     tpc = sorted({len(c) for c in cores})
     per_socket = sorted({len([c for c in cores if cpu_socket[c[0]] == s]) for s in range(len(sockets))})
     def count(k, what):
@@ -539,7 +548,8 @@ def dump(doc):
         lst = v.get("cores") or v.get("domains")
         if lst is not None:
             key = "cores" if "cores" in v else "domains"
-            out.append(f'  "{k}": {{"{key}": [\n' + ",\n".join("    " + one(x) for x in lst) + "\n  ]},")
+            rest = "".join(f", {one(x)}: {one(y)}" for x, y in v.items() if x != key)
+            out.append(f'  "{k}": {{"{key}": [\n' + ",\n".join("    " + one(x) for x in lst) + f"\n  ]{rest}}},")
         else:
             out.append(f"  {one(k)}: {one(v)},")
     out.append('  "latency_ns": {\n' + ",\n".join(f"    {one(c)}: {one(v)}" for c, v in doc["latency_ns"].items()) + "\n  },")

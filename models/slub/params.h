@@ -88,10 +88,13 @@ struct PathCosts {
   Time memcg_uncharge = 0;        // memcg_slab_free_hook per object
   Time call_rcu = 0;              // queueing an RCU callback
   Time rcu_callback = 0;          // running one RCU callback (softirq entry share, bookkeeping)
-  // Cache lines a per-object RCU callback reads cold, one after the other (rcu_do_batch follows
-  // the rcu_head inside the object; kmem_cache_free looks up its struct slab): a grace period
-  // later neither is in any cache. Priced at Numa::memory_latency to the object's node.
+  // Cache lines a per-object RCU callback reads one after the other (rcu_do_batch follows the
+  // rcu_head inside the object; kmem_cache_free looks up its struct slab), written a grace
+  // period before: priced as models/slub/residency.h says (the LLC, or memory).
   int rcu_callback_cold_lines = 0;
+  // How many of the independent free-pointer stores to such lines a sheaf flush keeps in
+  // flight at once (build_detached_freelist): each costs a line's price divided by this.
+  int aged_store_overlap = 1;
 };
 
 struct PageAllocParams {
@@ -111,6 +114,12 @@ struct Numa {
   // Latency of a load that misses every cache: [node of the CPU][node of the memory]
   // (the topology's dram_local / dram_remote). Empty: free (tests, native drivers).
   std::vector<std::vector<Time>> memory_latency;
+  // Last-level cache domains (models/slub/residency.h): each CPU's, one domain's size in bytes
+  // (0: lines a grace period old always come from memory), and a line found there.
+  std::vector<int> cpu_llc;
+  int nr_llcs = 1;
+  std::int64_t llc_bytes = 0;
+  Time llc_hit = 0;
 };
 
 struct Params {

@@ -389,8 +389,8 @@ class Sheaves final : public Frontend {
     AccountScope slow(e, Account::SlabSlow);
     // build_detached_freelist stores each object's free pointer: a memory access for the aged
     // ones, as in the per-object RCU callback that frees to a slab (Slub::run_callback).
-    const auto& dram = slub_.params().numa.memory_latency;
-    if (sheaf->aged > 0 && !dram.empty()) e.spend(static_cast<Time>(sheaf->aged) * dram[e.mem_node()][e.mem_node()]);
+    if (sheaf->aged > 0 && !slub_.params().numa.memory_latency.empty())
+      e.spend(static_cast<Time>(sheaf->aged) * slub_.aged_line(e, e.mem_node()) / c_.aged_store_overlap);
     sheaf->aged = 0;
     while (!sheaf->empty()) {
       std::size_t batch = std::min<std::size_t>(sheaf->size(), f_.pcs_batch_max);

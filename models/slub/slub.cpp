@@ -60,6 +60,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
       break;
   }
   rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch, p_.rcu_grace_period_from_ticks);
+  residency_.init(numa.cpu_llc, numa.nr_llcs, numa.llc_bytes, numa.llc_hit);
   qs_last_.assign(static_cast<std::size_t>(numa.nr_cpus), {0, 0});
   // Each CPU's task is somewhere in its slice when the run starts.
   std::vector<Time> task_since(static_cast<std::size_t>(numa.nr_cpus), 0);
@@ -225,16 +226,36 @@ void Slub::call_rcu_free(Exec& e, KmemCache& s, void* obj) {
   call_rcu(e, {RcuCallback::FreeObject, s.index, obj});
 }
 
+namespace {
+// The bytes of lines a callback holds behind RCU: its object's, or its sheaf's objects'.
+std::int64_t waiting_bytes(const KmemCache& s, const RcuCallback& cb) {
+  const std::int64_t lines = (s.geo.size + kCacheLine - 1) / kCacheLine * kCacheLine;
+  switch (cb.kind) {
+    case RcuCallback::FreeObject: return lines;
+    case RcuCallback::RcuSheaf:
+    case RcuCallback::RcuSheafNobarn: return lines * static_cast<std::int64_t>(static_cast<const Sheaf*>(cb.ptr)->size());
+    case RcuCallback::SlabPages: return 0;
+  }
+  return 0;
+}
+}  // namespace
+
 void Slub::call_rcu(Exec& e, RcuCallback cb) {
   e.spend(p_.costs.call_rcu);
   if (cb.kind == RcuCallback::FreeObject) ++caches_[cb.cache]->rcu_objects;
+  if (cb.cache >= 0) residency_.queued(e.cpu(), waiting_bytes(*caches_[cb.cache], cb));
   rcu_.call_rcu(e.cpu(), e.now(), cb);
 }
 
 RcuCallback Slub::pop_callback(int cpu) {
   RcuCallback cb = rcu_.pop(cpu);
   if (cb.kind == RcuCallback::FreeObject) --caches_[cb.cache]->rcu_objects;
+  if (cb.cache >= 0) residency_.done(cpu, waiting_bytes(*caches_[cb.cache], cb));
   return cb;
+}
+
+Time Slub::aged_line(const Exec& e, int node) const {
+  return residency_.line(e.cpu(), p_.numa.memory_latency[e.node()][node]);
 }
 
 // A FreeObject callback up to its free: the object's slab, with the cold lines it costs.
@@ -250,7 +271,7 @@ Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
     int lines = p_.costs.rcu_callback_cold_lines;
     bool to_slab = s.sheaf_capacity == 0 || slab->node != e.mem_node();
     if (to_slab && s.geo.offset >= kCacheLine) ++lines;
-    e.spend(lines * p_.numa.memory_latency[e.node()][slab->node]);
+    e.spend(lines * aged_line(e, slab->node));
   }
   return slab;
 }

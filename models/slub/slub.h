@@ -23,6 +23,7 @@
 #include "models/slub/frontend.h"
 #include "models/slub/page_alloc.h"
 #include "models/slub/params.h"
+#include "models/slub/residency.h"
 
 namespace slubsim::slub {
 
@@ -116,6 +117,8 @@ class Slub {
   RcuCallback pop_callback(int cpu);
   Co<void> run_callback(Exec& e, const RcuCallback& cb);
   const RcuQueue& rcu() const { return rcu_; }
+  // The price of one line last written a grace period ago, homed on `node`, read by e's CPU.
+  Time aged_line(const Exec& e, int node) const;
 
   // --- substrate for the front-ends ---
   Slab* virt_to_slab(const void* p) const;
@@ -177,6 +180,7 @@ class Slub {
   std::unordered_set<const void*> in_use_;                   // validation: objects held by users
   std::unordered_set<const void*> rcu_objects_;              // kfree_rcu'd, callback pending
   RcuQueue rcu_;
+  LineResidency residency_;  // lines a grace period old: in the LLC or in memory
   Softirq softirq_;
   Co<void> rcu_round(Exec& e);
   Slab* callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb);

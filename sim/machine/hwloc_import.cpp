@@ -82,10 +82,13 @@ HwlocLayout read_hwloc(const std::string& file) {
     out.core[c] = core >= 0 ? core : n + static_cast<int>(c);  // no Core objects: a core per CPU
     hwloc_obj_t l = llc_depth >= 0 ? hwloc_get_ancestor_obj_by_depth(h.t, static_cast<unsigned>(llc_depth), pu) : nullptr;
     out.llc[c] = l ? static_cast<int>(l->logical_index) : -1;
+    if (l && l->attr && l->attr->cache.size > 0 && (out.llc_bytes == 0 || l->attr->cache.size < out.llc_bytes))
+      out.llc_bytes = l->attr->cache.size;
   }
   if (std::count(out.llc.begin(), out.llc.end(), -1) == n) {
     out.llc = out.socket;
     out.llc_level = "socket";
+    out.llc_bytes = 0;
   } else if (std::count(out.llc.begin(), out.llc.end(), -1) > 0) {
     throw ConfigError(where, "", fmt::format("some CPUs are under no {} cache and others are", out.llc_level));
   }
@@ -188,10 +191,22 @@ json topology_document(const HwlocLayout& l, const ImportRequest& r) {
   doc["smt"] = smt;
   json dl = json::array();
   for (const auto& d : domains) dl.push_back(format_cpulist(d));
-  doc["llc"] = {{"domains", dl}};
   // The latency classes, copied from the preset with their sources and ranges, marked.
   const json preset = load_json_file(r.latencies_file);
   JsonView pv(preset, r.latencies_file);
+  // One domain's cache size: hwloc's, else (no shared cache in the input) the preset's, marked.
+  json size;
+  if (l.llc_bytes > 0) {
+    size = {{"value", l.llc_bytes / 1024},
+            {"source", fmt::format("hwloc ({}): the {} cache's size", l.origin, l.llc_level)}};
+  } else {
+    size = pv.at("llc").at("size_kb").raw();
+    size["source"] = fmt::format("copied from preset {} (the input gives no shared cache size): {}", r.latencies_name,
+                                 size.at("source").get<std::string>());
+  }
+  json hit = pv.at("llc").at("hit_ns").raw();  // hwloc knows no latencies
+  hit["source"] = fmt::format("copied from preset {}: {}", r.latencies_name, hit.at("source").get<std::string>());
+  doc["llc"] = {{"domains", dl}, {"size_kb", size}, {"hit_ns", hit}};
   json lat = json::object();
   for (int c = 0; c < kDistanceClasses; ++c) {
     const char* cls = distance_name(static_cast<Distance>(c));

@@ -17,6 +17,7 @@ struct HwlocLayout {
   std::string origin;  // the XML file, or "this machine"
   std::vector<int> socket, node, core, llc;
   std::string llc_level;  // "L3", "L2", or "socket" when hwloc shows no shared cache
+  std::uint64_t llc_bytes = 0;  // the smallest LLC's size as hwloc gives it; 0: none given
   struct Node {
     int os_index = 0;
     std::uint64_t memory_bytes = 0;

@@ -40,6 +40,8 @@ struct Machine {
   std::vector<std::int64_t> node_memory_bytes;
   std::vector<std::vector<int>> node_distance;  // empty if the topology gives none
   int nr_llcs = 0;
+  std::int64_t llc_bytes = 0;  // one LLC domain's cache (llc.size_kb)
+  Time llc_hit = 0;             // a load that finds its line in its domain's cache (llc.hit_ns)
 
   std::array<Time, kDistanceClasses> latency{};  // one-way transfer by class
   // Latencies the preset marks as estimates ("estimate" in their source), and the range its

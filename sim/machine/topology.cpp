@@ -205,6 +205,19 @@ Machine parse_topology(const json& doc, const std::string& file) {
         if (m.cpu_llc[c] != m.cpu_llc[m.core_cpus[k][0]])
           llc.fail(fmt::format("core {} is split between LLC domains", k));
   }
+  // The size of one domain's last-level cache: how many bytes of lines a grace period old can
+  // still be found there (models/slub/residency.h).
+  {
+    auto size = llc.at("size_kb");
+    const double kb = size.sourced_value();
+    if (!(kb >= 64 && kb <= 4.0 * 1024 * 1024))
+      size.at("value").fail(fmt::format("an LLC size in KB must be from 64 to 4194304 (4 GB), got {}", kb));
+    m.llc_bytes = static_cast<std::int64_t>(kb * 1024);
+    auto hit = llc.at("hit_ns");  // a load that finds its line there (no other core holds it)
+    const double ns = hit.sourced_value();
+    if (!(ns > 0 && ns <= 200)) hit.at("value").fail(fmt::format("an LLC hit must take more than 0 and at most 200 ns, got {}", ns));
+    m.llc_hit = from_ns(ns);
+  }
 
   auto lat = root.at("latency_ns");
   for (int d = 0; d < kDistanceClasses; ++d) {

@@ -81,6 +81,7 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.costs.sheaf_array_store_per_object = s.at("sheaf_array_store_per_object_ns").time_ns();
   c.costs.sheaf_struct_alloc = s.at("sheaf_struct_alloc_ns").time_ns();
   c.costs.barn_op = s.at("barn_op_ns").time_ns();
+  c.costs.aged_store_overlap = static_cast<int>(s.at("aged_store_overlap").sourced_value_any().integer_in(1, 64));
   auto rcu = root.at("rcu");
   c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
@@ -149,6 +150,10 @@ slub::Numa numa_of(const Machine& m) {
   n.cpu_node = m.cpu_node;
   for (auto b : m.node_memory_bytes) n.node_pages.push_back(b >> slub::kPageShift);
   n.fallback = m.zonelists();
+  n.cpu_llc = m.cpu_llc;
+  n.nr_llcs = m.nr_llcs;
+  n.llc_bytes = m.llc_bytes;
+  n.llc_hit = m.llc_hit;
   // A CPU of node a loading memory of node b: local when b's memory is on a's socket (a node
   // interleaved over sockets, NPS0, counts as local: half its lines are).
   n.memory_latency.assign(m.nr_nodes, std::vector<Time>(m.nr_nodes, 0));

@@ -40,7 +40,7 @@ UncertainInput::Kind kind_of(const std::string& source) {
 }
 
 std::string unit_of(const std::string& key) {
-  for (std::string_view u : {"ns", "us", "ms"})
+  for (std::string_view u : {"ns", "us", "ms", "kb"})
     if (key.size() > u.size() + 1 && key.compare(key.size() - u.size() - 1, u.size() + 1, "_" + std::string(u)) == 0)
       return std::string(u);
   return "";

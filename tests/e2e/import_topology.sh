@@ -24,8 +24,14 @@ if "$py" "$tool" --lscpu "$data/hao-li-2s-192c-4n.lscpu" --memory-gb-per-node 38
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["name"] == "hao-li", a["name"]
-for k in ("sockets", "nodes", "smt", "llc"):
+for k in ("sockets", "nodes", "smt"):
     assert a[k] == b[k], (k, a[k], b[k])
+# The LLC's size and hit are the preset's, marked as copied (lscpu -p gives neither).
+assert {k: v for k, v in a["llc"].items() if k not in ("size_kb", "hit_ns")} == \
+       {k: v for k, v in b["llc"].items() if k not in ("size_kb", "hit_ns")}, (a["llc"], b["llc"])
+for k in ("size_kb", "hit_ns"):
+    assert a["llc"][k]["value"] == b["llc"][k]["value"], k
+    assert a["llc"][k]["source"].startswith("copied from preset amd-epyc-2s-192c-4n"), k
 for c, v in b["latency_ns"].items():
     assert a["latency_ns"][c]["value"] == v["value"], c
     assert a["latency_ns"][c]["source"].endswith(v["source"]), c
@@ -48,7 +54,8 @@ assert d["name"] == "sysfs"
 assert [n["cpus"] for n in d["nodes"]] == ["0-1,4-5", "2-3,6-7"], d["nodes"]
 assert [n["memory_mb"] for n in d["nodes"]] == [32000, 32000]
 assert d["smt"] == {"threads_per_core": 2, "sibling_offset": 4}, d["smt"]
-assert d["llc"] == {"cores_per_domain": 2}, d["llc"]
+assert d["llc"]["cores_per_domain"] == 2, d["llc"]
+assert d["llc"]["size_kb"]["value"] == 8192 and "copied from preset small-2s-8c" in d["llc"]["size_kb"]["source"], d["llc"]
 assert d["node_distance"] == [[10, 32], [32, 10]]
 assert "node2 dropped" in d["source"]
 PY
