@@ -12,7 +12,13 @@
         ops per task (will-it-scale.N.processes / N, one line per nr_task, and per_process_ops)
         against the sheaf capacity parsed from variant dir names such as
         v6.18_sheaf_capacity=maple_node=64; --key K plots stats key K instead ({N} in K stands
-        for each nr_task); variants without a capacity are dotted reference lines
+        for each nr_task); variants without a capacity are dotted reference lines. Each point's
+        95% confidence interval is an error bar (settle.<N>.half_width, combined over runs from
+        matrix.json; / N for ops per task); a window that did not settle (settle.<N>.unsettled)
+        or was not judged (settle.<N>.unjudged) is a hollow marker. The y axis starts at 0; the
+        title names the workload, machine, kernels and task counts, read from the job's
+        index.json (DIR/index.json of `slubsim run --out DIR`, a sweep's per-job index.json) or,
+        for results/<id>/<topology>/<variant>, from configs/experiments/<id>.json
     tools/plot.py sweep DIR [DIR ...] -o out.png [--key KEY]
         one value per directory (default per_process_ops), bars labelled with the dir names
     tools/plot.py locks DIR [DIR ...] -o out.png
@@ -32,10 +38,14 @@
 
 Each DIR is a variant dir holding stats.json (as `slubsim run --out` writes it) or a dir of
 variant dirs (results/<id>/<topology>). Bad input: `plot: error: FILE: what is wrong`, exit
-code 2, no output file.
+code 2, no output file. --describe FILE.json (any kind) also writes what the figure shows, read
+back from it: per axes the title, axis labels and limits, legend texts, lines (data, hollow
+markers) and error bars (x, low, high), for tests and scripts.
 """
 import argparse
+import json
 import os
+import re
 import sys
 import tempfile
 
@@ -46,6 +56,8 @@ try:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
+    from matplotlib.container import ErrorbarContainer
     from matplotlib.patches import Patch
     from matplotlib.lines import Line2D
 except ImportError:
@@ -69,8 +81,45 @@ def short(text, n=48):
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
+DESCRIBE = None   # --describe FILE: what the plot shows, as JSON (describe())
+
+
+def describe(fig):
+    """What a figure shows, read back from matplotlib's objects (so a test checks what is drawn,
+    not what the code meant to draw): per axes its title, labels, limits, legend texts, lines
+    (label, data, marker and whether it is hollow) and error bars (each bar's x, low and high)."""
+    def num(v):
+        return None if v != v else float(v)
+
+    out = {"suptitle": fig._suptitle.get_text() if fig._suptitle else "", "axes": []}
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        a = {"title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+             "xlim": [float(v) for v in ax.get_xlim()], "ylim": [float(v) for v in ax.get_ylim()],
+             "xscale": ax.get_xscale(), "yscale": ax.get_yscale(),
+             "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
+             "legend": [t.get_text() for t in leg.get_texts()] if leg else [], "lines": [], "errorbars": []}
+        in_bars = {id(ln) for c in ax.containers if isinstance(c, ErrorbarContainer) for ln in c.lines[1]}
+        for ln in ax.get_lines():
+            if id(ln) in in_bars:
+                continue      # the bars' caps, reported with the bars
+            fc = matplotlib.colors.to_rgba(ln.get_markerfacecolor()) if ln.get_marker() not in ("None", None, "") else None
+            a["lines"].append({"label": ln.get_label(), "marker": str(ln.get_marker()),
+                               "hollow": fc is not None and (fc[3] == 0 or fc[:3] == (1.0, 1.0, 1.0)),
+                               "x": [num(v) for v in ln.get_xdata()], "y": [num(v) for v in ln.get_ydata()]})
+        for c in ax.containers:
+            if isinstance(c, ErrorbarContainer):
+                segs = [s for coll in c.lines[2] for s in coll.get_segments()]
+                a["errorbars"].append({"label": c.get_label(),
+                                       "bars": [[float(s[0][0]), float(min(s[0][1], s[1][1])),
+                                                 float(max(s[0][1], s[1][1]))] for s in segs]})
+        out["axes"].append(a)
+    return out
+
+
 def save(fig, path):
-    """Write the PNG through a temporary file, so a failure leaves no partial output."""
+    """Write the PNG through a temporary file, so a failure leaves no partial output; with
+    --describe, the figure's description too."""
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise rio.InputError(f"{path}: the directory does not exist")
@@ -81,6 +130,10 @@ def save(fig, path):
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; the file gets the usual mode
     try:
         fig.savefig(tmp, dpi=110, metadata={"Software": None})
+        if DESCRIBE:
+            with open(DESCRIBE, "w") as f:
+                json.dump(dict(describe(fig), output=path), f, indent=1)
+                f.write("\n")
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -202,11 +255,72 @@ def experiment(args):
 
 # ---- sheaf capacity --------------------------------------------------------------------------
 
+def row_ci(s, d, n):
+    """The 95% confidence half-width of will-it-scale.<n>.processes (or .threads): settle.<n>.half_width,
+    combined over runs as slubsim's table does (sqrt of the summed squares / runs) when matrix.json
+    holds one per run; None when the stats have none (a window too short to judge)."""
+    key = f"settle.{n}.half_width"
+    m = rio.load_matrix(d)
+    runs = rio.key_runs(m, key)
+    wis = [k for k in (f"will-it-scale.{n}.processes", f"will-it-scale.{n}.threads") if k in s]
+    nruns = len(rio.key_runs(m, wis[0])) if wis else 0
+    if runs and len(runs) == nruns:
+        return sum(h * h for h in runs) ** 0.5 / len(runs)
+    if m is not None and nruns > 1 and len(runs) != nruns:
+        return None          # some run has no half-width: the mean's CI is not known
+    return s.get(key)
+
+
+def row_settle(s, n):
+    """'settled', 'unsettled' (settle.<n>.unsettled: in any run, the window did not settle) or
+    'unjudged' (settle.<n>.unjudged: a fixed window the settle rule could not judge)."""
+    if s.get(f"settle.{n}.unsettled", 0) > 0:
+        return "unsettled"
+    if s.get(f"settle.{n}.unjudged", 0) > 0:
+        return "unjudged"
+    return "settled"
+
+
+def key_unit(key):
+    """The unit of a stats key, or None when slubsim's docs give it none."""
+    if key is None:
+        return "ops/s per task"
+    if key.endswith("_idle") or key.endswith(".percent") or key.endswith("_percent"):
+        return "%"
+    if re.fullmatch(r"will-it-scale\.(\d+|\{N\})\.(processes|threads)", key) or key == "will-it-scale.workload":
+        return "ops/s"
+    if re.fullmatch(r"(will-it-scale\.)?per_(process|thread)_ops", key):
+        return "ops/s per task"
+    if key.endswith("_kB") or key == "meminfo.SUnreclaim":
+        return "kB"
+    if key.endswith("_ms"):
+        return "ms"
+    if key.endswith("waittime-total"):
+        return "µs"
+    return None
+
+
+def key_has_ci(key):
+    """Whether slubsim reports a 95% CI (settle.<N>.half_width) for the values of a stats key."""
+    return bool(re.fullmatch(r"(will-it-scale\.)?(\d+|\{N\})\.(processes|threads)|"
+                             r"(will-it-scale\.)?per_(process|thread)_ops", key)) and \
+        (key.startswith("will-it-scale.") or key.startswith("per_"))
+
+
+def join_names(xs):
+    xs = [str(x) for x in xs]
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
 def capacity(args):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     variants = stats_of(rio.variant_dirs(args.dirs))
-    points, refs = {}, []         # kernel -> [(capacity, label, dir, stats)]
+    metas = {d: rio.job_meta(d, root) for _, d, _ in variants}
+    points, refs = {}, []         # (topology, workload, kernel) -> [(capacity, label, dir, stats)]
+    cache_names = set()
     for label, d, s in variants:
         kernel, caps = rio.parse_capacity(label)
+        m = metas[d]
         if caps is None:
             refs.append((label, d, s))
             continue
@@ -214,66 +328,169 @@ def capacity(args):
             if args.cache not in caps:
                 raise rio.InputError(f"{d}: no capacity for cache '{args.cache}' in the dir name")
             x = caps[args.cache]
+            cache_names.add(args.cache)
         elif len(caps) == 1:
+            cache_names.update(caps)
             x = next(iter(caps.values()))
         else:
             raise rio.InputError(f"{d}: several caches in the capacity ({label}); choose one with --cache")
-        points.setdefault(kernel, []).append((x, label, d, s))
+        points.setdefault((m["topology"], m["workload"], kernel), []).append((x, label, d, s))
     if not points:
         raise rio.InputError(f"{' '.join(args.dirs)}: no variant dir named <kernel>_sheaf_capacity=...; "
                              f"run slubsim with --sheaf-capacity and several values")
 
+    shown_nr = set()   # the task counts the plotted values come from
+
     def series(s, d):
-        """[(name, value)] for one variant."""
+        """[(name, value, 95% half-width or None, 'settled'|'unsettled'|'unjudged')] for one variant."""
+        tp = rio.throughput(s)
+        rows = sorted(tp)
+        mode = "threads" if any(f"will-it-scale.{n}.threads" in s for n in rows) else "processes"
+        cis = {n: row_ci(s, d, n) for n in rows}
+        flags = {n: row_settle(s, n) for n in rows}
+
+        def worst(ns):
+            fs = [flags[n] for n in ns]
+            return "unsettled" if "unsettled" in fs else "unjudged" if "unjudged" in fs else "settled"
+
+        def mean_ci():
+            # per_<mode>_ops is the mean over rows of ops/N: its half-width from the rows'
+            if not rows or any(cis[n] is None for n in rows):
+                return None
+            return sum((cis[n] / n) ** 2 for n in rows) ** 0.5 / len(rows)
+
+        ppo = "will-it-scale.per_thread_ops" if mode == "threads" and "will-it-scale.per_thread_ops" in s \
+            else "will-it-scale.per_process_ops"
         if args.key and "{N}" not in args.key:
-            return [(args.key, s[rio.resolve_key(s, args.key, d)])]
+            k = rio.resolve_key(s, args.key, d)
+            m = re.fullmatch(r"will-it-scale\.(\d+)\.(processes|threads)", k)
+            if m and int(m.group(1)) in rows:
+                n = int(m.group(1))
+                shown_nr.add(n)
+                return [(k, s[k], cis[n], flags[n])]
+            shown_nr.update(rows)
+            if re.fullmatch(r"will-it-scale\.per_(process|thread)_ops", k):
+                return [(k, s[k], mean_ci(), worst(rows))]
+            return [(k, s[k], None, worst(rows))]   # a key over the whole job: no CI known
         out = []
-        for n in sorted(rio.throughput(s)):
-            k = args.key.replace("{N}", str(n)) if args.key else None
-            if k is None:
-                mode = "threads" if f"will-it-scale.{n}.threads" in s else "processes"
-                out.append((f"nr_task={n}", s[f"will-it-scale.{n}.{mode}"] / n))
-            elif k in s:
-                out.append((f"nr_task={n}", s[k]))
+        for n in rows:
+            if args.key is None:
+                out.append((f"nr_task={n}", tp[n] / n, None if cis[n] is None else cis[n] / n, flags[n]))
+                shown_nr.add(n)
+                continue
+            k = args.key.replace("{N}", str(n))
+            if k in s:
+                ci = cis[n] if k == f"will-it-scale.{n}.{mode}" else None
+                out.append((f"nr_task={n}", s[k], ci, flags[n]))
+                shown_nr.add(n)
         if not args.key:
-            out.append(("per_process_ops (mean over nr_task)", s[rio.resolve_key(s, "per_process_ops", d)]))
+            rio.resolve_key(s, ppo, d)
+            out.append((f"{ppo.split('.', 1)[1]} (mean over nr_task)", s[ppo], mean_ci(), worst(rows)))
         return out
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 5))
     styles = ["-", "--", "-.", ":"]
     names = []
     every = [(d, s) for pts in points.values() for (_, _, d, s) in pts] + [(d, s) for _, d, s in refs]
     for d, s in every:
-        for name, _ in series(s, d):
+        for name, *_ in series(s, d):
             if name not in names:
                 names.append(name)
-    col = {n: ("black" if n.startswith("per_process_ops") else colour(i)) for i, n in enumerate(names)}
-    xs_all = set()
-    for ki, (kernel, pts) in enumerate(sorted(points.items(), key=lambda x: rio.natural_key(x[0]))):
+    col = {n: ("black" if n.startswith("per_") else colour(i)) for i, n in enumerate(names)}
+    tops = sorted({k[0] or "machine unknown" for k in points}, key=rio.natural_key)
+    loads = sorted({k[1] or "workload unknown" for k in points}, key=rio.natural_key)
+    xs_all, ys_all = set(), []
+    flags_seen, bars, no_bar = set(), 0, 0
+    for ki, (key, pts) in enumerate(sorted(points.items(), key=lambda x: [rio.natural_key(str(v)) for v in x[0]])):
+        topo, load, kernel = key
         pts.sort(key=lambda p: p[0])
         xs_all.update(p[0] for p in pts)
         by_name = {}
         for x, _, d, s in pts:
-            for name, y in series(s, d):
-                by_name.setdefault(name, []).append((x, y))
+            for name, y, ci, flag in series(s, d):
+                by_name.setdefault(name, []).append((x, y, ci, flag))
+        tag = " ".join(([topo or "?"] if len(tops) > 1 else []) + ([load or "?"] if len(loads) > 1 else [])
+                       + ([kernel] if len(points) > 1 else []))
         for name in names:
-            if name in by_name:
-                xy = by_name[name]
-                lbl = name if len(points) == 1 else f"{kernel} {name}"
-                ax.plot([p[0] for p in xy], [p[1] for p in xy], marker="o", linestyle=styles[ki % 4],
-                        color=col[name], lw=2.2 if col[name] == "black" else 1.5, label=short(lbl))
-    for ri, (label, d, s) in enumerate(refs):
-        for name, y in series(s, d):
+            if name not in by_name:
+                continue
+            xy = by_name[name]
+            c, lw = col[name], 2.2 if col[name] == "black" else 1.5
+            ax.plot([p[0] for p in xy], [p[1] for p in xy], marker="o", linestyle=styles[ki % 4], color=c, lw=lw,
+                    label=short(f"{tag} {name}" if tag else name, 56))
+            ys_all += [p[1] + (p[2] or 0) for p in xy]
+            with_ci = [p for p in xy if p[2] is not None]
+            no_bar += len(xy) - len(with_ci)
+            if with_ci:
+                bars += len(with_ci)
+                # the bars' own label starts with '_': matplotlib leaves it out of the legend
+                ax.errorbar([p[0] for p in with_ci], [p[1] for p in with_ci], yerr=[p[2] for p in with_ci],
+                            fmt="none", ecolor=c, elinewidth=1, capsize=3, label=f"_ci {tag} {name}".replace("  ", " "))
+            loose = [p for p in xy if p[3] != "settled"]
+            flags_seen.update(p[3] for p in loose)
+            if loose:
+                # hollow: the window did not settle (or could not be judged)
+                ax.plot([p[0] for p in loose], [p[1] for p in loose], linestyle="none", marker="o", ms=7,
+                        markerfacecolor="white", markeredgecolor=c, markeredgewidth=1.5,
+                        label=f"_unsettled {tag} {name}".replace("  ", " "))
+    ref_kernels = []
+    for label, d, s in refs:
+        loose = set()
+        for name, y, ci, flag in series(s, d):
             ax.axhline(y, color=col[name], linestyle=":", lw=1, alpha=0.8)
-        ax.plot([], [], color="grey", linestyle=":", label=short(f"{label} (no sheaf capacity), dotted"))
+            ys_all.append(y + (ci or 0))
+            if ci is not None:
+                ax.axhspan(y - ci, y + ci, color=col[name], alpha=0.08, lw=0)
+            if flag != "settled":
+                loose.add(flag)
+        ref_kernels.append(os.path.basename(label))
+        ax.plot([], [], color="grey", linestyle=":",
+                label=short(f"{label} (no sheaf capacity), dotted", 56) + (": window not settled" if "unsettled" in loose else ": window not judged" if loose else ""))
+    handles, texts = ax.get_legend_handles_labels()
+    if bars:
+        handles.append(Line2D([], [], color="grey", marker="|", markersize=10, linestyle="none", markeredgewidth=1.2))
+        texts.append("bars: 95% CI of the mean (settle.<N>.half_width)"
+                     + (f"; {no_bar} points without one have none" if no_bar else ""))
+    elif no_bar:
+        handles.append(Line2D([], [], linestyle="none"))
+        texts.append(f"no 95% CI: slubsim gives none for {args.key}" if args.key and not key_has_ci(args.key)
+                     else "no 95% CI: the stats hold none for these points")
+    if "unsettled" in flags_seen:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", color="grey"))
+        texts.append("hollow: window not settled (settle.<N>.unsettled)")
+    if "unjudged" in flags_seen:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", color="grey"))
+        texts.append("hollow: window not judged (settle.<N>.unjudged), no CI")
+    ax.legend(handles, texts, fontsize=7)
+
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(xs_all))
     ax.set_xticklabels([str(x) for x in sorted(xs_all)])
-    ax.set_xlabel("sheaf capacity" + (f" ({args.cache})" if args.cache else ""))
-    ax.set_ylabel(args.key or "operations per second per task")
+    cache = args.cache or (next(iter(cache_names)) if len(cache_names) == 1 else None)
+    what_cache = f"{cache} sheaf capacity" if cache else "sheaf capacity (every sheaf cache)" \
+        if cache_names == {""} else "sheaf capacity"
+    ax.set_xlabel(what_cache + " (objects per sheaf)")
+    unit = key_unit(args.key)
+    ax.set_ylabel(f"{args.key} ({unit})" if args.key and unit else args.key or
+                  "ops/s per task (will-it-scale.N.{} / N)".format(
+                      "threads" if any(k.endswith(".threads") for _, _, s in variants for k in s) else "processes"))
+    # From 0, room above the top for the legend: a change of a few percent looks a few percent.
+    lo, hi = min([0.0] + ys_all), max([0.0] + ys_all)
+    ax.set_ylim(lo, hi * 1.12 if hi > 0 else None)
+    if unit and unit.startswith("ops/s"):
+        ax.yaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    ax.set_title(args.title or "against sheaf capacity", fontsize=10)
+
+    kernels = sorted({k[2] for k in points}, key=rio.natural_key)
+    nr = sorted(shown_nr)
+    modes = sorted({metas[d]["mode"] for _, d, _ in variants if metas[d]["mode"]})
+    shown = "ops per task" if not args.key else args.key
+    title = (f"{shown} against {what_cache}\n"
+             f"{join_names(loads)}{' (' + join_names(modes) + ')' if modes else ''} on {join_names(tops)}; "
+             f"kernel{'s' if len(kernels) > 1 else ''} {join_names(kernels)}"
+             + (f" (reference {join_names(ref_kernels)})" if ref_kernels else "")
+             + f"; nr_task {', '.join(map(str, nr))}")
+    ax.set_title(args.title or title, fontsize=9)
     fig.tight_layout()
     save(fig, args.output)
 
@@ -530,7 +747,12 @@ def main():
     ap.add_argument("--cache", default=None, help="capacity: the cache whose capacity is the x axis")
     ap.add_argument("--published", default=None, metavar="EXPERIMENT.json", help="experiment: published values")
     ap.add_argument("--title", default=None)
+    ap.add_argument("--describe", default=None, metavar="FILE.json",
+                    help="also write what the plot shows (titles, axis limits and labels, legend, lines, "
+                         "error bars) as JSON, read back from the figure")
     args = ap.parse_args()
+    global DESCRIBE
+    DESCRIBE = args.describe
     if args.kind == "sweep" and args.key is None:
         args.key = "will-it-scale.per_process_ops"
     try:

@@ -83,6 +83,61 @@ def variant_dirs(paths):
     return out
 
 
+def _short_input(name):
+    """A topology or workload as the title names it: a preset NAME as it is, a FILE by its base
+    name without .json (trace:FILE and ftrace:FILE keep their prefix)."""
+    name = str(name)
+    prefix, sep, rest = name.partition(":")
+    if sep and prefix in ("trace", "ftrace"):
+        return f"{prefix}:{os.path.basename(rest)}"
+    base = os.path.basename(name)
+    return base[:-5] if base.endswith(".json") else base
+
+
+def job_meta(d, root=None):
+    """What a variant dir's numbers were run on, read from the data: {'topology', 'workload',
+    'mode', 'kernels', 'from'}, any of them None when nothing says. First the job's index.json
+    (`slubsim run --out DIR` writes DIR/index.json, its variants in DIR or DIR/<variant>/; a sweep
+    writes one per job dir, DIR/<topology>[/<workload>]/index.json); else, for a committed tree
+    results/<id>/<topology>/<variant>, the experiment's configs/experiments/<id>.json (under root,
+    the source tree) and the <topology> dir's name when the experiment lists that machine."""
+    meta = {"topology": None, "workload": None, "mode": None, "kernels": None, "from": None}
+    d = os.path.normpath(os.path.abspath(d))
+    for p in (d, os.path.dirname(d)):
+        path = os.path.join(p, "index.json")
+        if not os.path.isfile(path):
+            continue
+        doc = read_json(path)
+        job = doc.get("job") if isinstance(doc, dict) else None
+        if not isinstance(job, dict):
+            raise InputError(f"{path}: not slubsim's index.json (no job)")
+        for k in ("topology", "workload"):
+            if job.get(k):
+                meta[k] = _short_input(job[k])
+        meta["mode"] = job.get("mode") or None
+        if job.get("kernel"):
+            meta["kernels"] = [k for k in str(job["kernel"]).split(",") if k]
+        meta["from"] = path
+        return meta
+    if root is not None:
+        top = os.path.dirname(d)
+        exp_id = os.path.basename(os.path.dirname(top))
+        path = os.path.join(root, "configs", "experiments", exp_id + ".json")
+        if exp_id and os.path.isfile(path):
+            doc = read_json(path)
+            if isinstance(doc, dict):
+                if doc.get("workload"):
+                    meta["workload"] = _short_input(doc["workload"])
+                meta["mode"] = doc.get("mode") or None
+                names = [t.get("name") if isinstance(t, dict) else t for t in doc.get("topologies") or []]
+                if doc.get("topology"):
+                    names.append(doc["topology"])
+                if os.path.basename(top) in [_short_input(n) for n in names if n]:
+                    meta["topology"] = os.path.basename(top)
+                meta["from"] = path
+    return meta
+
+
 # ---- keys --------------------------------------------------------------------------------------
 
 WIS = re.compile(r"will-it-scale\.(\d+)\.(processes|threads)")

@@ -88,6 +88,94 @@ assert exp["cells"][0]["published_test"] == 2.2e5 and exp["cells"][0]["test"] ==
 PY
 expect_png "$o/capacity.png" capacity "$cap"
 expect_png "$o/capacity-key.png" capacity "$cap" --key 'will-it-scale.{N}.processes'
+
+# The capacity plot, checked on what it draws (--describe reads the figure back): a title naming
+# machine, kernels, workload and task counts from the data, a y axis from 0 with its unit, the 95%
+# CI of every point as an error bar of settle.<N>.half_width, and windows that did not settle hollow.
+capok="$tmp/capok"
+"$bin" run --topology small-2s-8c --workload mmap2 --nr-task 1,4 --kernel v6.18,v7.0 --sheaf-capacity maple_node=16,32 \
+  --jobs 2 --quiet --out "$capok" || { echo "FAIL: slubsim settled capacity run"; exit 1; }
+# one window marked as not settled (the settle rule settles all of them on this small box)
+"$py" - "$capok/v7.0_sheaf_capacity=maple_node=32/stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); s["settle.4.unsettled"] = 1; json.dump(s, open(sys.argv[1], "w"))
+PY
+# a copy whose index.json names another machine and workload: the title must follow the data
+cp -r "$capok" "$tmp/capother"
+"$py" - "$tmp/capother/index.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["job"].update(topology="boxes/my-box.json", workload="brk1", mode="thread")
+json.dump(d, open(sys.argv[1], "w"))
+PY
+# variant dirs with no index.json and no experiment: the title says what it does not know
+mkdir -p "$tmp/capbare/a/v6.18_sheaf_capacity=16" "$tmp/capbare/a/v6.18_sheaf_capacity=32"
+cp "$capok/v6.18_sheaf_capacity=maple_node=16/stats.json" "$tmp/capbare/a/v6.18_sheaf_capacity=16/"
+cp "$capok/v6.18_sheaf_capacity=maple_node=32/stats.json" "$tmp/capbare/a/v6.18_sheaf_capacity=32/"
+if plot capacity "$capok" -o "$o/capacity-ci.png" --describe "$tmp/cap-ci.json" >"$tmp/stdout" 2>"$tmp/stderr" &&
+   is_png "$o/capacity-ci.png" &&
+   plot capacity "$cap" -o "$o/capacity-unjudged.png" --describe "$tmp/cap-unjudged.json" >"$tmp/stdout" 2>"$tmp/stderr" &&
+   plot capacity "$tmp/capother" -o "$o/capacity-other.png" --describe "$tmp/cap-other.json" >"$tmp/stdout" 2>"$tmp/stderr" &&
+   plot capacity "$tmp/capbare/a" -o "$o/capacity-bare.png" --describe "$tmp/cap-bare.json" >"$tmp/stdout" 2>"$tmp/stderr"; then
+  "$py" - "$capok" "$tmp" <<'PY' && ok "capacity: title from the data, y from 0 (ops/s), 95% CI bars = settle.<N>.half_width / N, unsettled hollow" || fail "capacity plot's content"
+import json, os, re, sys
+capok, tmp = sys.argv[1], sys.argv[2]
+def axes(name):
+    d = json.load(open(os.path.join(tmp, name)))
+    assert len(d["axes"]) == 1, d["axes"]
+    return d["axes"][0]
+def near(a, b):
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+a = axes("cap-ci.json")
+t = a["title"]
+for want in ("small-2s-8c", "mmap2", "v6.18", "v7.0", "maple_node", "nr_task 1, 4"):
+    assert want in t, (want, t)
+assert a["ylim"][0] == 0, a["ylim"]
+assert "ops/s" in a["ylabel"], a["ylabel"]
+# every point's bar: value +- its 95% half-width, from each variant's stats.json
+want = {}
+for k in ("v6.18", "v7.0"):
+    for cap in (16, 32):
+        s = json.load(open(f"{capok}/{k}_sheaf_capacity=maple_node={cap}/stats.json"))
+        for n in (1, 4):
+            y, hw = s[f"will-it-scale.{n}.processes"] / n, s[f"settle.{n}.half_width"] / n
+            assert hw > 0, (k, cap, n, hw)
+            want[(k, f"nr_task={n}", cap)] = (y, hw)
+        hw = sum((s[f"settle.{n}.half_width"] / n) ** 2 for n in (1, 4)) ** 0.5 / 2
+        want[(k, "per_process_ops (mean over nr_task)", cap)] = (s["will-it-scale.per_process_ops"], hw)
+got = {}
+for e in a["errorbars"]:
+    m = re.fullmatch(r"_ci (v[\d.]+) (.+)", e["label"])
+    assert m, e["label"]
+    for x, lo, hi in e["bars"]:
+        got[(m.group(1), m.group(2), int(x))] = ((lo + hi) / 2, (hi - lo) / 2)
+assert set(got) == set(want), (sorted(got), sorted(want))
+for k, (y, hw) in want.items():
+    gy, ghw = got[k]
+    assert near(gy, y) and abs(ghw - hw) <= 1e-6 * hw + 1e-9, (k, got[k], want[k])
+hollow = [(ln["label"], x, y) for ln in a["lines"] if ln["hollow"] for x, y in zip(ln["x"], ln["y"])]
+assert [(l, x) for l, x, _ in hollow] == [("_unsettled v7.0 nr_task=4", 32.0), ("_unsettled v7.0 per_process_ops (mean over nr_task)", 32.0)], hollow
+assert any("not settled" in t for t in a["legend"]) and any("95% CI" in t for t in a["legend"]), a["legend"]
+
+# the short fixed windows: not judged, so no CI and every point hollow; the reference kernel named
+a = axes("cap-unjudged.json")
+for want in ("small-2s-8c", "mmap2", "v6.18", "reference v6.17", "nr_task 4, 8"):
+    assert want in a["title"], (want, a["title"])
+assert a["ylim"][0] == 0 and not a["errorbars"], (a["ylim"], a["errorbars"])
+hollow = [ln for ln in a["lines"] if ln["hollow"]]
+assert sum(len(ln["x"]) for ln in hollow) == 9, hollow   # 3 capacities x (nr_task 4, 8, per_process_ops)
+assert any("not judged" in t for t in a["legend"]), a["legend"]
+
+a = axes("cap-other.json")
+for want in ("my-box", "brk1", "thread"):
+    assert want in a["title"], (want, a["title"])
+assert "small-2s-8c" not in a["title"] and "mmap2" not in a["title"], a["title"]
+a = axes("cap-bare.json")
+assert "machine unknown" in a["title"] and "workload unknown" in a["title"] and "v6.18" in a["title"], a["title"]
+PY
+else
+  fail "plot capacity --describe: $(cat "$tmp/stderr")"
+fi
 expect_png "$o/sweep.png" sweep "$cap"
 expect_png "$o/locks.png" locks "$t01"
 expect_png "$o/locks-variants.png" locks "$t01/v6.19" "$t01/v7.0"
