@@ -3,6 +3,9 @@
 // the point's own request.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "helpers.h"
 #include "sim/cli/cli.h"
 #include "sim/run/point_store.h"
@@ -16,6 +19,36 @@ TEST_CASE("request fields: `slubsim run` takes every option the list names") {
     if (!f.option) continue;
     CAPTURE(f.option);
     CHECK(help.help_text.find(std::string("  ") + f.option + " ") != std::string::npos);
+  }
+}
+
+TEST_CASE("request fields: the list declares each job option's help, in the help's own order") {
+  // add_job_options (sim/cli/cli.cpp) binds the options by walking the list: each option's help
+  // is the list's text, and the options appear in the order of their help_place.
+  const RunCommand help = parse_run_command({"--help"}, test::source_dir());
+  std::vector<std::pair<int, std::size_t>> places;  // (help_place, where the option is in the help)
+  for (const RequestField& f : request_field_list()) {
+    if (!f.option) continue;
+    CAPTURE(f.option);
+    REQUIRE(f.help != nullptr);
+    const std::size_t at = help.help_text.find(std::string("  ") + f.option + " ");
+    REQUIRE(at != std::string::npos);
+    // The option's paragraph holds the list's text whole (program_options wraps it over lines,
+    // inside words too): compared without white space.
+    auto words = [](const std::string& text) {
+      std::string out;
+      for (char c : text)
+        if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+      return out;
+    };
+    const std::string paragraph = help.help_text.substr(at, help.help_text.find("\n  -", at + 1) - at);
+    CHECK_MESSAGE(words(paragraph).find(words(f.help)) != std::string::npos, paragraph);
+    places.emplace_back(f.help_place, at);
+  }
+  std::sort(places.begin(), places.end());
+  for (std::size_t i = 1; i < places.size(); ++i) {
+    CHECK(places[i - 1].first != places[i].first);  // each place once
+    CHECK(places[i - 1].second < places[i].second);
   }
 }
 

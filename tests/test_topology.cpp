@@ -142,3 +142,84 @@ TEST_CASE("topology: malformed machines are rejected naming the field") {
   check_rejected([](json& d) { d["llc"]["hit_ns"]["value"] = 500; }, "llc.hit_ns.value");
   check_rejected([](json& d) { d["llc"]["hit_ns"].erase("source"); }, "llc.hit_ns");
 }
+
+namespace {
+
+// The problems of a rejected topology, each as "FIELD: MESSAGE" (all must name `file`).
+std::vector<std::string> problems_of(const json& doc, const std::string& file) {
+  try {
+    parse_topology(doc, file);
+  } catch (const ConfigError& e) {
+    std::vector<std::string> out;
+    for (const auto& p : e.problems()) {
+      CHECK(p.file == file);
+      out.push_back(p.field + ": " + p.message);
+    }
+    return out;
+  }
+  FAIL("accepted a malformed topology");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("topology: every independent mistake of a document is reported at once, in document order") {
+  // A minimal hand-written file with four mistakes: each is named, with its field, in one error.
+  const std::string file = test::source_dir() + "/tests/data/several-mistakes.json";
+  const auto problems = problems_of(load_json_file(file), file);
+  const std::vector<std::string> want = {
+      "nodes[0].memory_mb: must be from 0 (a memoryless node) to 1e12 MB, got -1",
+      "smt.threads: unknown field (known here: cores, sibling_offset, threads_per_core)",  // the unknown smt form
+      "smt.threads_per_core: missing field",
+      "llc.size_kb: missing field",
+      "latency_ns.llc.value: a latency must be positive, got -5",
+  };
+  CHECK(problems == want);
+  // One ConfigError: file and field are the first problem's; its text names every other one's.
+  try {
+    parse_topology(load_json_file(file), file);
+  } catch (const ConfigError& e) {
+    CHECK(e.field() == "nodes[0].memory_mb");
+    const std::string what = e.what();
+    for (const char* field : {"smt.threads:", "smt.threads_per_core:", "llc.size_kb:", "latency_ns.llc.value:"})
+      CHECK_MESSAGE(what.find(file + ": " + field) != std::string::npos, what);
+  }
+
+  // The same kinds of mistakes in a full preset, one per section, reported in the document's
+  // order whatever order they are checked in.
+  json doc = small_doc();
+  doc["latency_ns"]["socket_local_home"]["value"] = 0;
+  doc["latency_ns"]["llc"].erase("source");
+  doc["smt_private_work_factor"]["value"] = 9;
+  doc["llc"]["hit_ns"]["value"] = 500;
+  doc["nodes"][1]["memory_mb"] = "lots";
+  doc["node_distance"][1][1] = 20;
+  doc["zzz_knob"] = 1;
+  const auto several = problems_of(doc, "test.json");
+  CHECK(several == std::vector<std::string>{
+                                              "nodes[1].memory_mb: expected a number",
+                                              "llc.hit_ns.value: an LLC hit must take more than 0 and at most 200 ns, got 500",
+                                              "latency_ns.llc.source: missing field",
+                                              "latency_ns.socket_local_home.value: a latency must be positive, got 0",
+                                              "smt_private_work_factor.value: must be between 1 and 4",
+                                              "node_distance[1][1]: must be between 10 and 10, got 20",
+                                              "zzz_knob: unknown field (known here: latency_ns, llc, lock_handoff_ns, name, node_distance, nodes, smt, smt_private_work_factor, sockets, source)",
+                                          });
+}
+
+TEST_CASE("topology: a broken CPU layout skips the checks that need it, not the others") {
+  // Sockets unparsable: nodes, cores and LLC domains cannot be checked against them (no "CPU N is
+  // in no node" after it), but a latency can.
+  json doc = small_doc();
+  doc["sockets"][0]["cpus"] = "0-3x";
+  doc["latency_ns"]["smt"]["value"] = -1;
+  const auto problems = problems_of(doc, "test.json");
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].rfind("sockets[0].cpus: ", 0) == 0);
+  CHECK(problems[1] == "latency_ns.smt.value: a latency must be positive, got -1");
+  // A single problem is the error it always was.
+  json one = small_doc();
+  one["nodes"][0]["memory_mb"] = -1;
+  CHECK(problems_of(one, "test.json") ==
+        std::vector<std::string>{"nodes[0].memory_mb: must be from 0 (a memoryless node) to 1e12 MB, got -1"});
+}

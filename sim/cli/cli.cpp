@@ -6,7 +6,10 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "sim/config/config.h"
 
@@ -60,57 +63,47 @@ std::string option_error(const po::error& e, const po::options_description& desc
 
 namespace {
 
-// The options that describe a job, shared by run and sweep (a sweep takes lists for --topology and
-// --workload).
+// The options that describe a job, shared by run, sweep, advise and inputs (a sweep takes lists
+// for --topology and --workload): one walk of request_field_list (sim/run/job.h), which declares
+// each field's option and its help, in the help's order; then the two that change no result.
 // `caches_option`: the name of the caches-file option (advise's --caches is a list of caches).
 void add_job_options(po::options_description& d, JobRequest& r, const char* caches_option = "caches") {
-  d.add_options()
-      ("topology", po::value(&r.topology)->default_value(r.topology),
-       "machine: a preset NAME (configs/topologies/NAME.json) or a FILE (a sweep takes a list, one job each); e.g. --topology small-2s-8c")
-      ("workload", po::value(&r.workload)->default_value(r.workload),
-       "program each task runs (a sweep takes a list, one job each): NAME (workloads/NAME.json) or FILE, or a trace to replay: trace:FILE (slubsim's format) or ftrace:FILE (ftrace / trace-cmd report text of the kmem events); e.g. --workload rwsem-standin or --workload ftrace:workloads/traces/sample-ftrace.txt")
-      ("trace-map", po::value(&r.trace_map)->default_value(r.trace_map),
-       "how a trace's C CPUs become the tasks: replicated (task j replays trace CPU j mod C, each group of C tasks with its own objects) or mapped (trace CPU i on task i mod N; N must not exceed C); e.g. --trace-map mapped")
-      ("trace-speed", po::value(&r.trace_speed)->default_value(r.trace_speed),
-       "trace timestamps are divided by this factor; 0 replays events back to back; e.g. --trace-speed 10")
-      ("mode", po::value(&r.mode)->default_value(r.mode),
-       "process (private mm per task) or thread (one shared mm); e.g. --mode thread")
-      ("nr-task", po::value(&r.nr_task)->default_value(r.nr_task),
-       "task counts, one result row each (each count once): N or P% of logical CPUs; the default leaves out a percentage a small machine makes 0 or a repeat; e.g. --nr-task 1,8,64 or 25%,50%,100%")
-      ("kernel", po::value(&r.kernel)->default_value(r.kernel),
-       "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0")
-      ("sheaf-capacity", po::value(&r.sheaf_capacity),
-       "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep, ';' joins settings of several caches; e.g. --sheaf-capacity maple_node=64 or 32,64,128 or 'maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32'")
-      ("sysfs", po::value(&r.sysfs),
-       "CACHE/KNOB=N[,...]: write the sheaf knobs of the runtime-tuning RFC's /sys/kernel/slab/CACHE/ (sheaf_capacity, max_full_sheaves, max_empty_sheaves; CACHE '*' is every cache with sheaves); ';' joins settings, a sweep; e.g. --sysfs 'maple_node/sheaf_capacity=64,maple_node/max_full_sheaves=20;maple_node/sheaf_capacity=128'")
-      ("set", po::value(&r.sets)->composing(),
-       "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1")
-      ("patch", po::value(&r.patches)->composing(),
-       "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf")
-      ("costs", po::value(&r.costs)->default_value(r.costs),
-       "cost model: NAME (configs/costs/NAME.json) or FILE; e.g. --costs default")
-      (caches_option, po::value(&r.caches)->default_value(r.caches),
-       "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104; e.g. --caches default")
-      ("validate", po::bool_switch(&r.validate),
-       "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run; e.g. --validate")
-      ("runs", po::value(&r.runs)->default_value(r.runs), "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3")
-      ("seed", po::value<std::string>()->default_value(std::to_string(r.seed))->notifier([&r](const std::string& s) {
-         r.seed = parse_seed(s);
-       }),
-       "random seed; same inputs and seed give identical JSON; e.g. --seed 7")
-      ("duration", po::value(&r.duration),
-       "a fixed measured window in simulated time (s, ms, us, ns) instead of the settle rule's (default: each point runs until the transient is over and the mean's 95% confidence interval is within --settle-ci); with it alone the warm-up is 20ms; a window that is not settled draws a warning; e.g. --duration 24ms")
-      ("warmup", po::value(&r.warmup),
-       "a fixed simulated warm-up before the window (0 for none) instead of the settle rule's; with it alone the window is 12ms; e.g. --warmup 40ms")
-      ("settle-ci", po::value(&r.settle_ci)->default_value(r.settle_ci),
-       "the settle rule's target: 95% confidence half-width of the mean throughput, as a share of it; e.g. --settle-ci 1%")
-      ("settle-cap", po::value(&r.settle_cap)->default_value(r.settle_cap),
-       "the most simulated time the settle rule may run a point; a point that has not settled by then says so; e.g. --settle-cap 3s")
-      ("interval", po::value(&r.interval),
-       "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys); e.g. --interval 4ms")
-      ("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
-      ("home", po::value(&r.home)->default_value(r.home),
-       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME); e.g. --home /opt/slubsim");
+  static const JobRequest defaults;
+  std::vector<const RequestField*> fields;
+  for (const RequestField& f : request_field_list())
+    if (f.option) fields.push_back(&f);
+  std::stable_sort(fields.begin(), fields.end(),
+                   [](const RequestField* a, const RequestField* b) { return a->help_place < b->help_place; });
+  auto add = d.add_options();
+  for (const RequestField* f : fields) {
+    const std::string name = std::string(f->key) == "caches" ? caches_option : f->option + 2;  // without "--"
+    std::visit(
+        [&](auto member) {
+          auto& value = r.*member;
+          using V = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            auto* semantic = po::value(&value);
+            if (!(defaults.*member).empty()) semantic->default_value(value);
+            add(name.c_str(), semantic, f->help);
+          } else if constexpr (std::is_same_v<V, bool>) {
+            add(name.c_str(), po::bool_switch(&value), f->help);
+          } else if constexpr (std::is_same_v<V, int>) {
+            add(name.c_str(), po::value(&value)->default_value(value), f->help);
+          } else if constexpr (std::is_same_v<V, std::uint64_t>) {  // the seed: read as parse_seed checks it
+            add(name.c_str(),
+                po::value<std::string>()->default_value(std::to_string(value))->notifier([&value](const std::string& s) {
+                  value = parse_seed(s);
+                }),
+                f->help);
+          } else {  // a repeatable option
+            add(name.c_str(), po::value(&value)->composing(), f->help);
+          }
+        },
+        f->member);
+  }
+  add("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
+     ("home", po::value(&r.home)->default_value(r.home),
+      "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME); e.g. --home /opt/slubsim");
 }
 
 po::options_description run_options(JobRequest& r, std::string& out, bool& resume, bool& table, bool& why,

@@ -935,8 +935,8 @@ int main(int argc, char** argv) {
                              kUsage);
     return kExitBadInput;
   } catch (const ConfigError& e) {
-    std::cerr << fmt::format("slubsim: error: {}: {}{}\n", e.file(),
-                             e.field().empty() ? "" : e.field() + ": ", e.what());
+    // One line per problem: a document's independent mistakes come together (ConfigErrors).
+    for (const auto& p : e.problems()) std::cerr << "slubsim: error: " << describe(p) << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "slubsim: error: " << e.what() << "\n";

@@ -9,12 +9,87 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace slubsim {
 
 ConfigError::ConfigError(std::string file, std::string field, const std::string& message)
-    : std::runtime_error(message), file_(std::move(file)), field_(std::move(field)) {}
+    : std::runtime_error(message), file_(std::move(file)), field_(std::move(field)),
+      problems_{{file_, field_, message}} {}
+
+namespace {
+
+std::string joined_message(const std::vector<ConfigError::Problem>& problems) {
+  if (problems.empty()) return "no problem";
+  std::string out = problems[0].message;
+  for (std::size_t i = 1; i < problems.size(); ++i) out += "\n" + describe(problems[i]);
+  return out;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::vector<Problem> problems)
+    : std::runtime_error(joined_message(problems)),
+      file_(problems.empty() ? std::string() : problems[0].file),
+      field_(problems.empty() ? std::string() : problems[0].field),
+      problems_(std::move(problems)) {
+  if (problems_.empty()) problems_.push_back({file_, field_, what()});
+}
+
+std::string describe(const ConfigError::Problem& p) {
+  return p.field.empty() ? fmt::format("{}: {}", p.file, p.message) : fmt::format("{}: {}: {}", p.file, p.field, p.message);
+}
+
+void ConfigErrors::add(const ConfigError& e) {
+  for (const auto& p : e.problems()) {
+    const bool seen = std::any_of(problems_.begin(), problems_.end(), [&](const ConfigError::Problem& q) {
+      return q.file == p.file && q.field == p.field && q.message == p.message;
+    });
+    if (!seen) problems_.push_back(p);  // e.g. "expected an object" from each member asked of a non-object
+  }
+}
+
+namespace {
+
+// Where each member of a document lies: its pre-order position and the last position inside it,
+// by the paths JsonView names ("a.b[2].c").
+void index_paths(const json& node, const std::string& path, std::size_t& next,
+                 std::map<std::string, std::pair<std::size_t, std::size_t>>& at) {
+  const std::size_t pre = next++;
+  if (node.is_object()) {
+    for (auto it = node.begin(); it != node.end(); ++it)
+      index_paths(*it, path.empty() ? it.key() : path + "." + it.key(), next, at);
+  } else if (node.is_array()) {
+    for (std::size_t i = 0; i < node.size(); ++i) index_paths(node[i], fmt::format("{}[{}]", path, i), next, at);
+  }
+  at.emplace(path, std::pair(pre, next - 1));
+}
+
+}  // namespace
+
+void ConfigErrors::raise() const {
+  if (problems_.empty()) return;
+  if (problems_.size() == 1) throw ConfigError(problems_[0].file, problems_[0].field, problems_[0].message);
+  std::map<std::string, std::pair<std::size_t, std::size_t>> at;
+  std::size_t next = 0;
+  index_paths(*doc_, "", next, at);
+  // A member's position; a missing one's is the end of the nearest object that is there (where
+  // it would be added); another file's problem comes last.
+  auto position = [&](const ConfigError::Problem& p) -> std::pair<std::size_t, int> {
+    if (p.file != file_) return {next, 2};
+    std::string path = p.field;
+    for (bool whole = true;; whole = false) {
+      if (auto it = at.find(path); it != at.end()) return whole ? std::pair(it->second.first, 0) : std::pair(it->second.second, 1);
+      if (path.empty()) return {next, 2};
+      const std::size_t cut = path.find_last_of(".[");
+      path.resize(cut == std::string::npos ? 0 : cut);
+    }
+  };
+  std::vector<ConfigError::Problem> sorted = problems_;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) { return position(a) < position(b); });
+  throw ConfigError(std::move(sorted));
+}
 
 std::string JsonView::child(std::string_view key) const {
   return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
@@ -36,6 +111,9 @@ JsonView JsonView::at(std::string_view key) const {
     std::vector<std::string> present;
     for (auto k = j_->begin(); k != j_->end(); ++k) present.push_back(k.key());
     const std::string near = closest(key, present);
+    // The member taken for a misspelling of this one is accounted for by this error: not an
+    // unknown field as well (a parser that gathers its problems checks them after it).
+    if (!near.empty()) log_->ask(j_, near);
     if (!near.empty())
       throw ConfigError(file_, child(key), fmt::format("missing field; \"{}\" is given: a misspelling of it?", near));
     throw ConfigError(file_, child(key), "missing field");
@@ -115,11 +193,24 @@ std::string did_you_mean(std::string_view given, const std::vector<std::string>&
 // Members for readers, allowed in every object of every config: they document, nothing reads them.
 constexpr std::string_view kDocumentationKeys[] = {"description", "note", "comment"};
 
-void ReadLog::check(const json& doc, const std::string& file) const { check_node(doc, file, ""); }
+void ReadLog::check(const json& doc, const std::string& file) const {
+  std::vector<ConfigError> out;
+  check_node(doc, file, "", out, true);
+  if (!out.empty()) throw out.front();
+}
 
-void ReadLog::check_node(const json& node, const std::string& file, const std::string& path) const {
+void ReadLog::check(const json& doc, const std::string& file, ConfigErrors& errors) const {
+  std::vector<ConfigError> out;
+  check_node(doc, file, "", out, false);
+  for (const auto& e : out) errors.add(e);
+}
+
+// The unknown members below `node` into `out`, in document order (only the first with first_only).
+void ReadLog::check_node(const json& node, const std::string& file, const std::string& path,
+                         std::vector<ConfigError>& out, bool first_only) const {
+  if (first_only && !out.empty()) return;
   if (node.is_array()) {
-    for (std::size_t i = 0; i < node.size(); ++i) check_node(node[i], file, fmt::format("{}[{}]", path, i));
+    for (std::size_t i = 0; i < node.size(); ++i) check_node(node[i], file, fmt::format("{}[{}]", path, i), out, first_only);
     return;
   }
   if (!node.is_object()) return;
@@ -134,13 +225,18 @@ void ReadLog::check_node(const json& node, const std::string& file, const std::s
                                std::end(kDocumentationKeys);
     if (!all && !documentation && std::find(known.begin(), known.end(), it.key()) == known.end()) {
       const std::string best = closest(it.key(), std::vector<std::string>(known.begin(), known.end()));
-      if (!best.empty())
-        throw ConfigError(file, member, fmt::format("unknown field; did you mean \"{}\"?", best));
-      std::vector<std::string_view> sorted = known;
-      std::sort(sorted.begin(), sorted.end());
-      throw ConfigError(file, member, fmt::format("unknown field (known here: {})", fmt::join(sorted, ", ")));
+      if (!best.empty()) {
+        out.emplace_back(file, member, fmt::format("unknown field; did you mean \"{}\"?", best));
+      } else {
+        std::vector<std::string_view> sorted = known;
+        std::sort(sorted.begin(), sorted.end());
+        out.emplace_back(file, member, fmt::format("unknown field (known here: {})", fmt::join(sorted, ", ")));
+      }
+      if (first_only) return;
+      continue;
     }
-    check_node(*it, file, member);
+    check_node(*it, file, member, out, first_only);
+    if (first_only && !out.empty()) return;
   }
 }
 
@@ -198,6 +294,7 @@ bool JsonView::boolean() const {
 
 JsonView JsonView::sourced_value_any() const {
   if (!j_->is_object()) fail("expected {\"value\": ..., \"source\": \"...\"}");
+  allow({"value", "source", "range", "range_source"});  // known here even when a check below stops early
   auto v = at("value");
   auto src = at("source").str();
   if (src.find_first_not_of(" \t") == std::string::npos)

@@ -25,16 +25,63 @@ std::string closest(std::string_view given, const std::vector<std::string>& cand
 // "; did you mean 'NAME'?" for closest()'s NAME, or "" when none is close.
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates);
 
-// Bad input. main() prints "slubsim: error: FILE: FIELD: MESSAGE" and exits with code 2.
+// Bad input. main() prints "slubsim: error: FILE: FIELD: MESSAGE" and exits with code 2; an
+// error holding several problems (ConfigErrors) prints one such line per problem.
 class ConfigError : public std::runtime_error {
  public:
+  // One problem: the file, the field path inside it ("" for the whole file) and what is wrong.
+  struct Problem {
+    std::string file;
+    std::string field;
+    std::string message;
+  };
   ConfigError(std::string file, std::string field, const std::string& message);
+  // Several independent problems of one input, reported at once. file() and field() are the
+  // first's; what() is the first's message and then one line per other problem, "FILE: FIELD:
+  // MESSAGE", so that "FILE: FIELD: what()" names every problem's file and field.
+  explicit ConfigError(std::vector<Problem> problems);
   const std::string& file() const { return file_; }
   const std::string& field() const { return field_; }
+  // Every problem, in the order to report them (one for an ordinary error).
+  const std::vector<Problem>& problems() const { return problems_; }
 
  private:
   std::string file_;
   std::string field_;
+  std::vector<Problem> problems_;
+};
+
+// "FILE: FIELD: MESSAGE" ("FILE: MESSAGE" without a field): one problem, as main() prints it.
+std::string describe(const ConfigError::Problem& p);
+
+// The problems of one document, gathered so that one run reports every independent mistake
+// rather than the first. A parser runs each check that does not depend on another through
+// check(); a check that needs an earlier one's result tests what that check() returned.
+class ConfigErrors {
+ public:
+  ConfigErrors(const json& doc, std::string file) : doc_(&doc), file_(std::move(file)) {}
+  // Runs f; a ConfigError it throws is kept (its problems, each once) and the rest of f is
+  // skipped. Returns whether f finished.
+  template <class F>
+  bool check(F&& f) {
+    try {
+      f();
+      return true;
+    } catch (const ConfigError& e) {
+      add(e);
+      return false;
+    }
+  }
+  void add(const ConfigError& e);
+  bool empty() const { return problems_.empty(); }
+  // Throws the problems kept as one ConfigError, in document order (a missing field where its
+  // object ends); returns when there are none.
+  void raise() const;
+
+ private:
+  const json* doc_;
+  std::string file_;
+  std::vector<ConfigError::Problem> problems_;
 };
 
 // Which members of a document's objects its parsers asked for (at, find, has; keys() takes
@@ -48,9 +95,12 @@ class ReadLog {
   // Throws ConfigError(file, path of the first unknown member, "unknown field ...") with the
   // nearest name asked for at that place when one is close.
   void check(const json& doc, const std::string& file) const;
+  // The same for every unknown member, each kept in `errors`.
+  void check(const json& doc, const std::string& file, ConfigErrors& errors) const;
 
  private:
-  void check_node(const json& node, const std::string& file, const std::string& path) const;
+  void check_node(const json& node, const std::string& file, const std::string& path,
+                  std::vector<ConfigError>& out, bool first_only) const;
   std::vector<std::pair<const json*, std::string>> asked_;
   std::vector<const json*> all_;
 };
@@ -92,6 +142,8 @@ class JsonView {
   // Every member of every object below this view was asked for; else a ConfigError naming the
   // first that was not (call on the root once all parsing of the document is done).
   void check_known_fields() const { log_->check(*j_, file_); }
+  // The same, every unknown member kept in `errors` (a parser that gathers its problems).
+  void check_known_fields(ConfigErrors& errors) const { log_->check(*j_, file_, errors); }
 
   [[noreturn]] void fail(const std::string& message) const;
 

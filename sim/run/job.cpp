@@ -322,22 +322,30 @@ std::vector<std::string> fits_for(const std::string& home, const std::string& wo
 // An error a parser finds in a field that --set wrote is the --set's: it is reported as such,
 // naming the file the value landed in. Field paths: "program[0].ns" is --set's "program.0.ns";
 // --set caches.X addresses the caches file's "caches" object.
+// Each problem of an error holding several (ConfigErrors) is blamed on its own.
 [[noreturn]] void blame_set(const ConfigError& e, const std::string& file, const std::vector<Override>& overrides,
                             const std::string& domain) {
-  if (e.file() == file) {
+  std::vector<ConfigError::Problem> blamed;
+  for (const ConfigError::Problem& p : e.problems()) {
+    blamed.push_back(p);
+    if (p.file != file) continue;
     std::string field;
-    for (char c : e.field()) {
+    for (char c : p.field) {
       if (c == '[') field += '.';
       else if (c != ']') field += c;
     }
-    auto under = [&](const std::string& p) {
-      return field == p || (field.size() > p.size() && field.compare(0, p.size(), p) == 0 && field[p.size()] == '.');
+    auto under = [&](const std::string& path) {
+      return field == path ||
+             (field.size() > path.size() && field.compare(0, path.size(), path) == 0 && field[path.size()] == '.');
     };
     for (const auto& o : overrides)
-      if (o.domain == domain && (under(o.path) || (domain == "caches" && under("caches." + o.path))))
-        throw ConfigError("--set", o.text, fmt::format("{} (in {}, field {})", e.what(), file, e.field()));
+      if (o.domain == domain && (under(o.path) || (domain == "caches" && under("caches." + o.path)))) {
+        blamed.back() = {"--set", o.text, fmt::format("{} (in {}, field {})", p.message, file, p.field)};
+        break;
+      }
   }
-  throw e;
+  if (blamed.size() == 1) throw ConfigError(blamed[0].file, blamed[0].field, blamed[0].message);
+  throw ConfigError(std::move(blamed));
 }
 
 template <class Parse>
@@ -704,28 +712,49 @@ std::vector<PointKey> job_points(const Job& job) {
 const std::vector<RequestField>& request_field_list() {
   using R = JobRequest;
   static const std::vector<RequestField> list = {
-      {"topology", "--topology", &R::topology},
-      {"workload", "--workload", &R::workload},
-      {"trace_map", "--trace-map", &R::trace_map},
-      {"trace_speed", "--trace-speed", &R::trace_speed},
-      {"costs", "--costs", &R::costs},
-      {"caches", "--caches", &R::caches},
-      {"validate", "--validate", &R::validate},
-      {"mode", "--mode", &R::mode},
-      {"nr_task", "--nr-task", &R::nr_task, ","},
-      {"kernel", "--kernel", &R::kernel, ","},
-      {"sheaf_capacity", "--sheaf-capacity", &R::sheaf_capacity, ";"},
-      {"sysfs", "--sysfs", &R::sysfs, ";", false},
-      {"set", "--set", &R::sets},
-      {"patch", "--patch", &R::patches},
-      {"runs", "--runs", &R::runs},
-      {"seed", "--seed", &R::seed},
-      {"duration", "--duration", &R::duration},
-      {"warmup", "--warmup", &R::warmup},
-      {"settle_ci", "--settle-ci", &R::settle_ci},
-      {"settle_cap", "--settle-cap", &R::settle_cap},
-      {"interval", "--interval", &R::interval},
-      {"stacks", nullptr, &R::stacks, nullptr, false, false},
+      {.key = "topology", .option = "--topology", .member = &R::topology, .help_place = 0, .help =
+           "machine: a preset NAME (configs/topologies/NAME.json) or a FILE (a sweep takes a list, one job each); e.g. --topology small-2s-8c"},
+      {.key = "workload", .option = "--workload", .member = &R::workload, .help_place = 1, .help =
+           "program each task runs (a sweep takes a list, one job each): NAME (workloads/NAME.json) or FILE, or a trace to replay: trace:FILE (slubsim's format) or ftrace:FILE (ftrace / trace-cmd report text of the kmem events); e.g. --workload rwsem-standin or --workload ftrace:workloads/traces/sample-ftrace.txt"},
+      {.key = "trace_map", .option = "--trace-map", .member = &R::trace_map, .help_place = 2, .help =
+           "how a trace's C CPUs become the tasks: replicated (task j replays trace CPU j mod C, each group of C tasks with its own objects) or mapped (trace CPU i on task i mod N; N must not exceed C); e.g. --trace-map mapped"},
+      {.key = "trace_speed", .option = "--trace-speed", .member = &R::trace_speed, .help_place = 3, .help =
+           "trace timestamps are divided by this factor; 0 replays events back to back; e.g. --trace-speed 10"},
+      {.key = "costs", .option = "--costs", .member = &R::costs, .help_place = 11, .help =
+           "cost model: NAME (configs/costs/NAME.json) or FILE; e.g. --costs default"},
+      {.key = "caches", .option = "--caches", .member = &R::caches, .help_place = 12, .help =
+           "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104; e.g. --caches default"},
+      {.key = "validate", .option = "--validate", .member = &R::validate, .help_place = 13, .help =
+           "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run; e.g. --validate"},
+      {.key = "mode", .option = "--mode", .member = &R::mode, .help_place = 4, .help =
+           "process (private mm per task) or thread (one shared mm); e.g. --mode thread"},
+      {.key = "nr_task", .option = "--nr-task", .member = &R::nr_task, .list_join = ",", .help_place = 5, .help =
+           "task counts, one result row each (each count once): N or P% of logical CPUs; the default leaves out a percentage a small machine makes 0 or a repeat; e.g. --nr-task 1,8,64 or 25%,50%,100%"},
+      {.key = "kernel", .option = "--kernel", .member = &R::kernel, .list_join = ",", .help_place = 6, .help =
+           "kernel preset(s) (configs/kernels/NAME.json), a list is a sweep; e.g. --kernel v6.17,v7.0"},
+      {.key = "sheaf_capacity", .option = "--sheaf-capacity", .member = &R::sheaf_capacity, .list_join = ";", .help_place = 7, .help =
+           "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep, ';' joins settings of several caches; e.g. --sheaf-capacity maple_node=64 or 32,64,128 or 'maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32'"},
+      {.key = "sysfs", .option = "--sysfs", .member = &R::sysfs, .list_join = ";", .listed_when_default = false, .help_place = 8, .help =
+           "CACHE/KNOB=N[,...]: write the sheaf knobs of the runtime-tuning RFC's /sys/kernel/slab/CACHE/ (sheaf_capacity, max_full_sheaves, max_empty_sheaves; CACHE '*' is every cache with sheaves); ';' joins settings, a sweep; e.g. --sysfs 'maple_node/sheaf_capacity=64,maple_node/max_full_sheaves=20;maple_node/sheaf_capacity=128'"},
+      {.key = "set", .option = "--set", .member = &R::sets, .help_place = 9, .help =
+           "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1"},
+      {.key = "patch", .option = "--patch", .member = &R::patches, .help_place = 10, .help =
+           "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf"},
+      {.key = "runs", .option = "--runs", .member = &R::runs, .help_place = 14, .help =
+           "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3"},
+      {.key = "seed", .option = "--seed", .member = &R::seed, .help_place = 15, .help =
+           "random seed; same inputs and seed give identical JSON; e.g. --seed 7"},
+      {.key = "duration", .option = "--duration", .member = &R::duration, .help_place = 16, .help =
+           "a fixed measured window in simulated time (s, ms, us, ns) instead of the settle rule's (default: each point runs until the transient is over and the mean's 95% confidence interval is within --settle-ci); with it alone the warm-up is 20ms; a window that is not settled draws a warning; e.g. --duration 24ms"},
+      {.key = "warmup", .option = "--warmup", .member = &R::warmup, .help_place = 17, .help =
+           "a fixed simulated warm-up before the window (0 for none) instead of the settle rule's; with it alone the window is 12ms; e.g. --warmup 40ms"},
+      {.key = "settle_ci", .option = "--settle-ci", .member = &R::settle_ci, .help_place = 18, .help =
+           "the settle rule's target: 95% confidence half-width of the mean throughput, as a share of it; e.g. --settle-ci 1%"},
+      {.key = "settle_cap", .option = "--settle-cap", .member = &R::settle_cap, .help_place = 19, .help =
+           "the most simulated time the settle rule may run a point; a point that has not settled by then says so; e.g. --settle-cap 3s"},
+      {.key = "interval", .option = "--interval", .member = &R::interval, .help_place = 20, .help =
+           "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys); e.g. --interval 4ms"},
+      {.key = "stacks", .option = nullptr, .member = &R::stacks, .listed_when_default = false, .in_sweep_files = false},
   };
   return list;
 }

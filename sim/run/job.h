@@ -63,10 +63,11 @@ struct JobRequest {
 };
 
 // Every JobRequest field a job's results depend on, once, in the order job descriptions list them
-// (sim/run/point_store.h): its key in sweep files and descriptions and its `slubsim run` option.
-// The description, the sweep file reader and the sweep plan's per-point arguments walk this list;
-// a test checks that `run` takes every option named here. `jobs` and `home` are not in it: they
-// do not change a result.
+// (sim/run/point_store.h): its key in sweep files and descriptions, its `slubsim run` option and
+// that option's --help line. The description, the sweep file reader, the sweep plan's per-point
+// arguments and the job options of run, sweep, advise and inputs (sim/cli/cli.cpp) walk this
+// list; a test checks that `run` takes every option named here. `jobs` and `home` are not in it:
+// they do not change a result.
 struct RequestField {
   using Member = std::variant<std::string JobRequest::*, bool JobRequest::*, int JobRequest::*,
                               std::uint64_t JobRequest::*, std::vector<std::string> JobRequest::*>;
@@ -76,6 +77,10 @@ struct RequestField {
   const char* list_join = nullptr;  // a list in sweep files, joined by this into the option's form
   bool listed_when_default = true;  // false: in a description only when set, so older stores keep theirs
   bool in_sweep_files = true;
+  // The option's place among the job options in --help (they are listed in their own order, not
+  // this list's), and its help text. A string option shows its default when JobRequest has one.
+  int help_place = 0;
+  const char* help = nullptr;
 };
 const std::vector<RequestField>& request_field_list();
 

@@ -68,6 +68,23 @@ expect_error "negative-latency.json: latency_ns.llc.value" --topology "$data/neg
 expect_error "bad-cpulist.json: nodes[1].cpus" --topology "$data/bad-cpulist.json"
 expect_error "latency-range-outside.json: latency_ns.dram_local.range: needs low <= value (110) <= high" --topology "$data/latency-range-outside.json"
 expect_error "not-json.json: not valid JSON" --topology "$data/not-json.json"
+# A topology with several independent mistakes: one run names every one, each on its own line
+# with the file and the field, in the file's order; exit code 2 and nothing written.
+n=$((n + 1))
+"$bin" run --quiet --duration 1ms --warmup 100us --out "$tmp/out$n" --topology "$data/several-mistakes.json" \
+  >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+want="slubsim: error: $data/several-mistakes.json: nodes[0].memory_mb: must be from 0 (a memoryless node) to 1e12 MB, got -1
+slubsim: error: $data/several-mistakes.json: smt.threads: unknown field (known here: cores, sibling_offset, threads_per_core)
+slubsim: error: $data/several-mistakes.json: smt.threads_per_core: missing field
+slubsim: error: $data/several-mistakes.json: llc.size_kb: missing field
+slubsim: error: $data/several-mistakes.json: latency_ns.llc.value: a latency must be positive, got -5"
+if [ $rc -ne 2 ] || [ "$(cat "$tmp/stderr")" != "$want" ] || [ -s "$tmp/stdout" ] || [ -e "$tmp/out$n" ]; then
+  echo "FAIL (several mistakes): exit code $rc (want 2), output or files; stderr:"; cat "$tmp/stderr"
+  failures=$((failures + 1))
+else
+  echo "ok: --topology several-mistakes.json -> $(wc -l <"$tmp/stderr") errors"
+fi
 expect_error "unknown preset 'no-such-machine'" --topology no-such-machine
 expect_error "--nr-task: '9' gives 9 tasks; the machine has 8 CPUs" --topology small-2s-8c --nr-task 9
 expect_error "--nr-task" --topology small-2s-8c --nr-task 4,x
