@@ -67,42 +67,57 @@ namespace {
 // for --topology and --workload): one walk of request_field_list (sim/run/job.h), which declares
 // each field's option and its help, in the help's order; then the two that change no result.
 // `caches_option`: the name of the caches-file option (advise's --caches is a list of caches).
-void add_job_options(po::options_description& d, JobRequest& r, const char* caches_option = "caches") {
+// A command that takes only some of a job's fields (fit: one machine, one kernel) names them in
+// `only`, each option with that command's help; it gets --home but not --jobs.
+struct JobOptionsFor {
+  const char* caches_option = "caches";
+  std::vector<std::pair<std::string, std::string>> only;  // option name (no "--"), help
+};
+
+void add_job_options(po::options_description& d, JobRequest& r, const JobOptionsFor& how = {}) {
   static const JobRequest defaults;
+  const char* caches_option = how.caches_option;
+  auto chosen = [&](const RequestField& f) -> const char* {
+    if (how.only.empty()) return f.help;
+    for (const auto& [name, help] : how.only)
+      if (name == f.option + 2) return help.c_str();
+    return nullptr;
+  };
   std::vector<const RequestField*> fields;
   for (const RequestField& f : request_field_list())
-    if (f.option) fields.push_back(&f);
+    if (f.option && chosen(f)) fields.push_back(&f);
   std::stable_sort(fields.begin(), fields.end(),
                    [](const RequestField* a, const RequestField* b) { return a->help_place < b->help_place; });
   auto add = d.add_options();
   for (const RequestField* f : fields) {
     const std::string name = std::string(f->key) == "caches" ? caches_option : f->option + 2;  // without "--"
+    const char* help = chosen(*f);
     std::visit(
         [&](auto member) {
           auto& value = r.*member;
           using V = std::decay_t<decltype(value)>;
           if constexpr (std::is_same_v<V, std::string>) {
             auto* semantic = po::value(&value);
-            if (!(defaults.*member).empty()) semantic->default_value(value);
-            add(name.c_str(), semantic, f->help);
+            if (!(defaults.*member).empty() && !value.empty()) semantic->default_value(value);
+            add(name.c_str(), semantic, help);
           } else if constexpr (std::is_same_v<V, bool>) {
-            add(name.c_str(), po::bool_switch(&value), f->help);
+            add(name.c_str(), po::bool_switch(&value), help);
           } else if constexpr (std::is_same_v<V, int>) {
-            add(name.c_str(), po::value(&value)->default_value(value), f->help);
+            add(name.c_str(), po::value(&value)->default_value(value), help);
           } else if constexpr (std::is_same_v<V, std::uint64_t>) {  // the seed: read as parse_seed checks it
             add(name.c_str(),
                 po::value<std::string>()->default_value(std::to_string(value))->notifier([&value](const std::string& s) {
                   value = parse_seed(s);
                 }),
-                f->help);
+                help);
           } else {  // a repeatable option
-            add(name.c_str(), po::value(&value)->composing(), f->help);
+            add(name.c_str(), po::value(&value)->composing(), help);
           }
         },
         f->member);
   }
-  add("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2")
-     ("home", po::value(&r.home)->default_value(r.home),
+  if (how.only.empty()) add("jobs", po::value(&r.jobs)->default_value(r.jobs), "host threads (0 = one per host CPU); e.g. --jobs 2");
+  add("home", po::value(&r.home)->default_value(r.home),
       "where configs/ and workloads/ live (default: the source tree, or $SLUBSIM_HOME); e.g. --home /opt/slubsim");
 }
 
@@ -146,7 +161,7 @@ po::options_description advise_options(AdviseCommand& c) {
   AdviseRequest& a = c.request;
   po::options_description d("Options of 'slubsim advise'");
   d.add_options()("help,h", "this text");
-  add_job_options(d, a.base, "caches-file");
+  add_job_options(d, a.base, {"caches-file", {}});
   d.add_options()
       ("caches", po::value(&a.caches),
        "the caches whose knobs to search (default: every cache the workload uses that has sheaves under the kernel); e.g. --caches maple_node,vm_area_struct")
@@ -279,46 +294,32 @@ FitCommand parse_fit_command(std::vector<std::string> args, const std::string& h
        "the measured figure: total ops/s of all tasks at --nr-task, will-it-scale.N.processes (.threads with --mode thread), the 'average:' a will-it-scale binary prints; e.g. --ops 1243517")
       ("from", po::value(&c.from),
        "FILE holding the figure instead of --ops: an lkp stats.json (key will-it-scale.N.processes, or will-it-scale.workload of a one-row job), will-it-scale's runtest.py output (the CSV tasks,processes,processes_idle,threads,threads_idle,linear: the row of --nr-task, default the lowest; the column by --mode) or one binary's output (its 'average:' line); e.g. --from mmap2.csv")
-      ("nr-task", po::value(&r.nr_task),
-       "the one task count the figure was measured at (-t N of the binary); needed with --ops; use a low one, 1 or a few, where little contends; e.g. --nr-task 1")
-      ("topology", po::value(&r.topology),
-       "the machine the figure was measured on: a preset NAME (configs/topologies) or a FILE (slubsim import / probe); e.g. --topology my-box.json")
-      ("workload", po::value(&r.workload)->default_value(r.workload),
-       "the will-it-scale test measured: NAME (workloads/NAME.json) or FILE; e.g. --workload mmap1")
-      ("mode", po::value(&r.mode)->default_value(r.mode),
-       "process (the *_processes binary) or thread (*_threads): the key and CSV column read and the mode simulated; e.g. --mode thread")
-      ("kernel", po::value(&r.kernel)->default_value(r.kernel),
-       "the one kernel the machine ran (configs/kernels/NAME.json); e.g. --kernel v6.19")
       ("parameters", po::value(&c.parameters),
        "the workload parameters scaled by the one factor (default: its placeholder non-slab times, as 'slubsim inputs' lists them); e.g. --parameters mmap_locked_ns,munmap_locked_ns,unlocked_ns")
       ("start", po::value(&c.start)->default_value(c.start),
        "the search's first scale (validate --calibrate starts at 1); e.g. --start 0.5")
       ("out", po::value(&c.out),
-       "the fit file to write (the configs/fits format, plus its workload), for 'slubsim run --fit FILE'; written whole, and not at all on bad input; e.g. --out my-box.mmap2.fit.json")
-      ("sheaf-capacity", po::value(&r.sheaf_capacity),
-       "[CACHE=]N: one setting the machine ran with; e.g. --sheaf-capacity maple_node=64")
-      ("sysfs", po::value(&r.sysfs),
-       "CACHE/KNOB=N[,...]: one setting of the runtime-tuning RFC's sheaf knobs the machine ran with; e.g. --sysfs maple_node/sheaf_capacity=64")
-      ("set", po::value(&r.sets)->composing(),
-       "KEY=VALUE: change a model parameter in every simulation of the search, as 'run --set' does (give run the same); repeatable; e.g. --set topology.latency_ns.llc=30")
-      ("patch", po::value(&r.patches)->composing(),
-       "+NAME or -NAME on top of the kernel preset; repeatable; e.g. --patch +skip-freelist")
-      ("costs", po::value(&r.costs)->default_value(r.costs), "cost model: NAME or FILE; e.g. --costs default")
-      ("caches", po::value(&r.caches)->default_value(r.caches), "slab caches: NAME or FILE; e.g. --caches default")
-      ("runs", po::value(&r.runs)->default_value(r.runs), "runs per simulation, their mean compared; e.g. --runs 3")
-      ("seed", po::value<std::string>()->default_value(std::to_string(r.seed))->notifier([&r](const std::string& s) {
-         r.seed = parse_seed(s);
-       }),
-       "random seed of every simulation; e.g. --seed 7")
-      ("duration", po::value(&r.duration),
-       "a fixed simulated window instead of the settle rule's (as 'run --duration'); e.g. --duration 24ms")
-      ("warmup", po::value(&r.warmup), "a fixed simulated warm-up instead of the settle rule's; e.g. --warmup 40ms")
-      ("settle-ci", po::value(&r.settle_ci)->default_value(r.settle_ci),
-       "the settle rule's target half-width; e.g. --settle-ci 1%")
-      ("settle-cap", po::value(&r.settle_cap)->default_value(r.settle_cap),
-       "the most simulated time a point may take to settle; e.g. --settle-cap 2s")
-      ("home", po::value(&r.home)->default_value(r.home),
-       "where configs/ and workloads/ live; e.g. --home /opt/slubsim")
+       "the fit file to write (the configs/fits format, plus its workload), for 'slubsim run --fit FILE'; written whole, and not at all on bad input; e.g. --out my-box.mmap2.fit.json");
+  // The job's fields a fit takes, from the one list of job options, each with fit's meaning.
+  add_job_options(d, r, {"caches", {
+      {"nr-task", "the one task count the figure was measured at (-t N of the binary); needed with --ops; use a low one, 1 or a few, where little contends; e.g. --nr-task 1"},
+      {"topology", "the machine the figure was measured on: a preset NAME (configs/topologies) or a FILE (slubsim import / probe); e.g. --topology my-box.json"},
+      {"workload", "the will-it-scale test measured: NAME (workloads/NAME.json) or FILE; e.g. --workload mmap1"},
+      {"mode", "process (the *_processes binary) or thread (*_threads): the key and CSV column read and the mode simulated; e.g. --mode thread"},
+      {"kernel", "the one kernel the machine ran (configs/kernels/NAME.json); e.g. --kernel v6.19"},
+      {"sheaf-capacity", "[CACHE=]N: one setting the machine ran with; e.g. --sheaf-capacity maple_node=64"},
+      {"sysfs", "CACHE/KNOB=N[,...]: one setting of the runtime-tuning RFC's sheaf knobs the machine ran with; e.g. --sysfs maple_node/sheaf_capacity=64"},
+      {"set", "KEY=VALUE: change a model parameter in every simulation of the search, as 'run --set' does (give run the same); repeatable; e.g. --set topology.latency_ns.llc=30"},
+      {"patch", "+NAME or -NAME on top of the kernel preset; repeatable; e.g. --patch +skip-freelist"},
+      {"costs", "cost model: NAME or FILE; e.g. --costs default"},
+      {"caches", "slab caches: NAME or FILE; e.g. --caches default"},
+      {"runs", "runs per simulation, their mean compared; e.g. --runs 3"},
+      {"seed", "random seed of every simulation; e.g. --seed 7"},
+      {"duration", "a fixed simulated window instead of the settle rule's (as 'run --duration'); e.g. --duration 24ms"},
+      {"warmup", "a fixed simulated warm-up instead of the settle rule's; e.g. --warmup 40ms"},
+      {"settle-ci", "the settle rule's target half-width; e.g. --settle-ci 1%"},
+      {"settle-cap", "the most simulated time a point may take to settle; e.g. --settle-cap 2s"}}});
+  d.add_options()
       ("quiet", po::bool_switch(&c.quiet), "no progress lines (one per simulation) on stderr; e.g. --quiet");
   r.kernel_defaulted = parse_options(args, d, "fit", c.help, c.help_text)["kernel"].defaulted();
   return c;
