@@ -95,6 +95,21 @@ bool cpu_lists(const JsonView& arr, std::vector<std::vector<int>>& lists, Config
   return ok;
 }
 
+// Each cpulist of `arr` gives its CPUs the list's index in `of_cpu` (smt cores, LLC domains);
+// false when a list does not parse (kept in `errors`) or the sockets it is checked against are
+// broken (`sockets_ok`).
+bool index_cpu_lists(const JsonView& arr, int nr_cpus, bool sockets_ok, const char* what, ConfigErrors& errors,
+                     std::vector<int>& of_cpu, std::vector<std::vector<int>>& lists) {
+  if (!cpu_lists(arr, lists, errors) || !sockets_ok) return false;
+  of_cpu.assign(nr_cpus, -1);
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    for (int c : lists[i])
+      if (c >= nr_cpus) arr.at(i).fail(fmt::format("CPU {} is in no socket", c));
+    assign(of_cpu, lists[i], static_cast<int>(i), arr.at(i), what);
+  }
+  return true;
+}
+
 }  // namespace
 
 // Every check whose input is there runs, and all their problems are reported together
@@ -170,13 +185,7 @@ Machine parse_topology(const json& doc, const std::string& file) {
     auto smt = root.at("smt");
     if (auto cores = smt.find("cores")) {
       std::vector<std::vector<int>> threads;
-      if (!cpu_lists(*cores, threads, errors) || !sockets_ok) return;
-      m.cpu_core.assign(m.nr_cpus, -1);
-      for (std::size_t i = 0; i < threads.size(); ++i) {
-        for (int c : threads[i])
-          if (c >= m.nr_cpus) cores->at(i).fail(fmt::format("CPU {} is in no socket", c));
-        assign(m.cpu_core, threads[i], static_cast<int>(i), cores->at(i), "core");
-      }
+      if (!index_cpu_lists(*cores, m.nr_cpus, sockets_ok, "core", errors, m.cpu_core, threads)) return;
       m.core_cpus = threads;
     } else {
       int tpc = 0, offset = 0;
@@ -229,13 +238,7 @@ Machine parse_topology(const json& doc, const std::string& file) {
     errors.check([&] {
       if (auto domains = llc.find("domains")) {
         std::vector<std::vector<int>> lists;
-        if (!cpu_lists(*domains, lists, errors) || !sockets_ok) return;
-        m.cpu_llc.assign(m.nr_cpus, -1);
-        for (std::size_t i = 0; i < lists.size(); ++i) {
-          for (int c : lists[i])
-            if (c >= m.nr_cpus) domains->at(i).fail(fmt::format("CPU {} is in no socket", c));
-          assign(m.cpu_llc, lists[i], static_cast<int>(i), domains->at(i), "LLC domain");
-        }
+        if (!index_cpu_lists(*domains, m.nr_cpus, sockets_ok, "LLC domain", errors, m.cpu_llc, lists)) return;
         m.nr_llcs = static_cast<int>(lists.size());
       } else {
         auto cpd_v = llc.at("cores_per_domain");
