@@ -55,18 +55,21 @@ std::string write_text(const json& j) { return j.dump(2) + "\n"; }
 
 }  // namespace
 
-json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
-  json out = json::object();
+namespace {
+
+// lkp_run_stats' groups of keys, in the order it writes them.
+
+// will-it-scale's per-row figures: ops/s and idle share.
+void put_will_it_scale_rows(json& out, const std::vector<RunResult>& rows, Mode mode) {
   const char* what = mode == Mode::Process ? "processes" : "threads";
-  long double per_task_sum = 0;
-  std::uint64_t workload = 0;
   for (const auto& r : rows) {
     out[fmt::format("will-it-scale.{}.{}", r.nr_task, what)] = r.ops_per_sec;
     out[fmt::format("will-it-scale.{}.{}_idle", r.nr_task, what)] = round_to(r.idle_pct, 2);
-    per_task_sum += static_cast<long double>(r.ops_per_sec) / r.nr_task;
-    workload += r.ops_per_sec;
   }
-  // How each row's window was chosen and how well its mean is known (sim/run/settle.h).
+}
+
+// How each row's window was chosen and how well its mean is known (sim/run/settle.h).
+void put_settle_keys(json& out, const std::vector<RunResult>& rows) {
   for (const auto& r : rows) {
     const std::string k = fmt::format("settle.{}.", r.nr_task);
     const SettleReport& st = r.settle;
@@ -88,12 +91,25 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     out[k + "batch_ms"] = round_to(to_us(st.batch) / 1000.0, 3);
     out[k + "period_ms"] = round_to(to_us(st.period) / 1000.0, 3);
   }
-  // parse: per_process_ops is the mean over rows of ops/N, printed with %d (truncated).
+}
+
+// will-it-scale's figures over the rows: per_process_ops (as lkp's parse: the mean over rows of
+// ops/N, printed with %d, so truncated) and the workload (ops/s summed).
+void put_will_it_scale_totals(json& out, const std::vector<RunResult>& rows, Mode mode) {
+  long double per_task_sum = 0;
+  std::uint64_t workload = 0;
+  for (const auto& r : rows) {
+    per_task_sum += static_cast<long double>(r.ops_per_sec) / r.nr_task;
+    workload += r.ops_per_sec;
+  }
   out[fmt::format("will-it-scale.per_{}_ops", mode == Mode::Process ? "process" : "thread")] =
       static_cast<std::uint64_t>(per_task_sum / static_cast<long double>(rows.size()));
   out["will-it-scale.workload"] = workload;
+}
 
-  // lock_stat over the whole job: classes in order of first appearance.
+// lock_stat over the whole job: classes in order of first appearance, each with its instances
+// when it has a few.
+void put_lock_stat_keys(json& out, const std::vector<RunResult>& rows) {
   std::vector<std::string> classes;
   std::map<std::string, LockStat> by_class;
   std::map<std::string, std::map<std::string, LockStat>> by_instance;
@@ -109,26 +125,40 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     if (inst.size() > 1 && inst.size() <= kMaxInstancesReported)
       for (const auto& [name, stat] : inst) put_lock_stat(out, "lock_stat." + cls + "." + name, stat);
   }
+}
 
-  // SLUB_STATS over the whole job (all rows' windows), with the kernel's sysfs names.
-  std::vector<std::string> cache_order;
+// SLUB_STATS over the whole job (all rows' windows), per cache in order of first appearance.
+struct JobSlubStats {
+  std::vector<std::string> order;
   std::map<std::string, slub::StatCounters> stats;
+};
+
+JobSlubStats sum_slub_stats(const std::vector<RunResult>& rows) {
+  JobSlubStats s;
   for (const auto& r : rows)
     for (const auto& c : r.caches) {
-      if (!stats.count(c.name)) {
-        cache_order.push_back(c.name);
-        stats[c.name] = {};
+      if (!s.stats.count(c.name)) {
+        s.order.push_back(c.name);
+        s.stats[c.name] = {};
       }
-      for (int k = 0; k < slub::kNrStats; ++k) stats[c.name][k] += c.stats[k];
+      for (int k = 0; k < slub::kNrStats; ++k) s.stats[c.name][k] += c.stats[k];
     }
-  for (const auto& name : cache_order)
+  return s;
+}
+
+// The counters with the kernel's sysfs names.
+void put_slub_stats(json& out, const JobSlubStats& s) {
+  for (const auto& name : s.order)
     for (int k = 0; k < slub::kNrStats; ++k)
       out[fmt::format("slub_stats.{}.{}", name, slub::stat_name(static_cast<slub::Stat>(k)))] =
-          stats[name][k];
-  // The shares tools/mm/slabinfo.c prints from the same counters (slab_stats(): %Al and %Fr of
-  // total allocations and frees; "Refilled from foreign frees" as a share of deactivations).
-  for (const auto& name : cache_order) {
-    const auto& st = stats[name];
+          s.stats.at(name)[k];
+}
+
+// The shares tools/mm/slabinfo.c prints from the same counters (slab_stats(): %Al and %Fr of
+// total allocations and frees; "Refilled from foreign frees" as a share of deactivations).
+void put_slabinfo_shares(json& out, const JobSlubStats& s) {
+  for (const auto& name : s.order) {
+    const auto& st = s.stats.at(name);
     auto at = [&](slub::Stat x) { return static_cast<double>(st[static_cast<int>(x)]); };
     const double allocs = at(slub::Stat::ALLOC_FASTPATH) + at(slub::Stat::ALLOC_SLOWPATH);
     const double frees = at(slub::Stat::FREE_FASTPATH) + at(slub::Stat::FREE_SLOWPATH);
@@ -144,111 +174,123 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
     pct("cpu_partial_alloc_pct", at(slub::Stat::CPU_PARTIAL_ALLOC), allocs);
     pct("alloc_refill_pct", at(slub::Stat::ALLOC_REFILL), deact);
   }
-  // Memory, like lkp's meminfo and slabinfo monitors: the mean over the job's rows of the state
-  // at the end of each row's window.
-  if (!cache_order.empty()) {
-    double n = static_cast<double>(rows.size());
-    double sunreclaim = 0;
-    // Slab pages plus the sheaf structs (kmalloc'd, so part of SUnreclaim in the kernel).
-    for (const auto& r : rows) {
-      sunreclaim += static_cast<double>(r.slab_bytes) / 1024.0;
-      for (const auto& c : r.caches) sunreclaim += static_cast<double>(c.layers.sheaf_bytes) / 1024.0;
-    }
-    out["meminfo.SUnreclaim"] = round_to(sunreclaim / n, 1);
-    for (const auto& name : cache_order) {
-      // Means over rows of the state at the end of each row's window.
-      std::map<std::string, double> v;
-      for (const auto& r : rows)
-        for (const auto& c : r.caches)
-          if (c.name == name) {
-            const auto& l = c.layers;
-            double size = static_cast<double>(c.geo.size);
-            // /proc/slabinfo's convention (get_slabinfo, count_partial in mm/slub.c, 6.x-7.0): only
-            // free objects on node partial slabs are free; objects on cpu slabs, cpu partial slabs,
-            // in sheaves, barns and RCU batches count as active. in_use: what the tasks hold.
-            const double num = static_cast<double>(l.in_use + l.cpu_freelist + l.cpu_partial + l.node_partial +
-                                                   l.sheaves + l.barn + l.rcu + l.prefilled);
-            v["num_objs"] += num;
-            v["active_objs"] += num - static_cast<double>(l.node_partial);
-            v["in_use"] += static_cast<double>(l.in_use);
-            v["num_slabs"] += static_cast<double>(l.slabs);
-            v["cpu_freelist"] += static_cast<double>(l.cpu_freelist);
-            v["cpu_partial_free"] += static_cast<double>(l.cpu_partial);
-            v["node_partial_free"] += static_cast<double>(l.node_partial);
-            v["sheaves"] += static_cast<double>(l.sheaves);
-            v["barn"] += static_cast<double>(l.barn);
-            v["rcu"] += static_cast<double>(l.rcu);
-            v["rcu_kB"] += static_cast<double>(l.rcu) * size / 1024.0;
-            v["sheaves_kB"] += static_cast<double>(l.sheaves) * size / 1024.0;
-            v["barn_kB"] += static_cast<double>(l.barn) * size / 1024.0;
-            v["prefilled"] += static_cast<double>(l.prefilled);
-            v["sheaf_structs"] += static_cast<double>(l.sheaf_structs);
-            v["sheaf_struct_kB"] += static_cast<double>(l.sheaf_bytes) / 1024.0;
-          }
-      for (const char* k : {"active_objs", "num_objs", "num_slabs"})
-        out[fmt::format("slabinfo.{}.{}", name, k)] = round_to(v[k] / n, 1);
-      for (const char* k : {"in_use", "cpu_freelist", "cpu_partial_free", "node_partial_free", "sheaves", "sheaves_kB",
-                            "barn", "barn_kB", "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
-        out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
-    }
-    // proc-vmstat over the whole job (all rows' windows), like SLUB_STATS above. Only slab
-    // pages go through the model's page allocator; in brk1/mmap2 (pages never touched) they are
-    // nearly all of the kernel's pgalloc_normal too.
-    std::uint64_t pgalloc = 0, pgfree = 0;
-    for (const auto& r : rows) {
-      pgalloc += r.pgalloc;
-      pgfree += r.pgfree;
-    }
-    out["proc-vmstat.pgalloc_normal"] = pgalloc;
-    out["proc-vmstat.pgfree"] = pgfree;
-    // Context switches per second, all CPUs, from ksoftirqd's runs (to it and back): the part
-    // of lkp's perf-stat.i.context-switches the model has, per row.
-    for (const auto& r : rows)
-      if (r.window > 0)
-        out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
-            round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
-    // Grace periods from ticks: their mean length in the window, per row.
-    for (const auto& r : rows)
-      if (r.grace_periods > 0)
-        out[fmt::format("rcu.{}.grace_period_us", r.nr_task)] =
-            round_to(to_us(r.window) / static_cast<double>(r.grace_periods), 1);
-    // Pages per counted operation, per row: lkp's pgalloc_normal over its run / the ops in it.
-    for (const auto& r : rows) {
-      std::uint64_t ops = 0;
-      for (std::uint64_t o : r.task_ops) ops += o;
-      if (ops)
-        out[fmt::format("proc-vmstat.{}.pgalloc_normal_per_op", r.nr_task)] =
-            round_to(static_cast<double>(r.pgalloc) / static_cast<double>(ops), 5);
-    }
-    std::uint64_t failures = 0;
-    for (const auto& r : rows) failures += r.alloc_failures;
-    out["slubsim.alloc_failures"] = failures;
-    std::uint64_t skipped = 0;
-    for (const auto& r : rows) skipped += r.trace_skipped_frees;
-    out["slubsim.trace_skipped_frees"] = skipped;
-  }
+}
 
-  // Slab traffic per counted operation (objects per op), mean over rows.
-  {
-    std::vector<std::string> order;
-    std::map<std::string, std::array<double, 3>> sum;
-    for (const auto& r : rows)
-      for (const auto& [cache, v] : r.per_op) {
-        if (!sum.count(cache)) order.push_back(cache);
-        for (int k = 0; k < 3; ++k) sum[cache][k] += v[k];
+// meminfo's SUnreclaim: slab pages plus the sheaf structs (kmalloc'd, so part of SUnreclaim in
+// the kernel), the mean over rows of the state at the end of each row's window.
+void put_meminfo(json& out, const std::vector<RunResult>& rows) {
+  double sunreclaim = 0;
+  for (const auto& r : rows) {
+    sunreclaim += static_cast<double>(r.slab_bytes) / 1024.0;
+    for (const auto& c : r.caches) sunreclaim += static_cast<double>(c.layers.sheaf_bytes) / 1024.0;
+  }
+  out["meminfo.SUnreclaim"] = round_to(sunreclaim / static_cast<double>(rows.size()), 1);
+}
+
+// One cache's objects, like lkp's slabinfo monitor (slabinfo.*) and per layer (slab_objects.*):
+// means over rows of the state at the end of each row's window.
+void put_cache_objects(json& out, const std::vector<RunResult>& rows, const std::string& name) {
+  std::map<std::string, double> v;
+  for (const auto& r : rows)
+    for (const auto& c : r.caches)
+      if (c.name == name) {
+        const auto& l = c.layers;
+        double size = static_cast<double>(c.geo.size);
+        // /proc/slabinfo's convention (get_slabinfo, count_partial in mm/slub.c, 6.x-7.0): only
+        // free objects on node partial slabs are free; objects on cpu slabs, cpu partial slabs,
+        // in sheaves, barns and RCU batches count as active. in_use: what the tasks hold.
+        const double num = static_cast<double>(l.in_use + l.cpu_freelist + l.cpu_partial + l.node_partial +
+                                               l.sheaves + l.barn + l.rcu + l.prefilled);
+        v["num_objs"] += num;
+        v["active_objs"] += num - static_cast<double>(l.node_partial);
+        v["in_use"] += static_cast<double>(l.in_use);
+        v["num_slabs"] += static_cast<double>(l.slabs);
+        v["cpu_freelist"] += static_cast<double>(l.cpu_freelist);
+        v["cpu_partial_free"] += static_cast<double>(l.cpu_partial);
+        v["node_partial_free"] += static_cast<double>(l.node_partial);
+        v["sheaves"] += static_cast<double>(l.sheaves);
+        v["barn"] += static_cast<double>(l.barn);
+        v["rcu"] += static_cast<double>(l.rcu);
+        v["rcu_kB"] += static_cast<double>(l.rcu) * size / 1024.0;
+        v["sheaves_kB"] += static_cast<double>(l.sheaves) * size / 1024.0;
+        v["barn_kB"] += static_cast<double>(l.barn) * size / 1024.0;
+        v["prefilled"] += static_cast<double>(l.prefilled);
+        v["sheaf_structs"] += static_cast<double>(l.sheaf_structs);
+        v["sheaf_struct_kB"] += static_cast<double>(l.sheaf_bytes) / 1024.0;
       }
-    const char* names[] = {"alloc", "free", "kfree_rcu"};
-    for (const auto& cache : order)
-      for (int k = 0; k < 3; ++k)
-        out[fmt::format("workload_ops.{}.{}", cache, names[k])] =
-            round_to(sum[cache][k] / static_cast<double>(rows.size()), 3);
+  const double n = static_cast<double>(rows.size());
+  for (const char* k : {"active_objs", "num_objs", "num_slabs"})
+    out[fmt::format("slabinfo.{}.{}", name, k)] = round_to(v[k] / n, 1);
+  for (const char* k : {"in_use", "cpu_freelist", "cpu_partial_free", "node_partial_free", "sheaves", "sheaves_kB",
+                        "barn", "barn_kB", "rcu", "rcu_kB", "prefilled", "sheaf_structs", "sheaf_struct_kB"})
+    out[fmt::format("slab_objects.{}.{}", name, k)] = round_to(v[k] / n, 1);
+}
+
+// proc-vmstat over the whole job (all rows' windows), like SLUB_STATS. Only slab pages go
+// through the model's page allocator; in brk1/mmap2 (pages never touched) they are nearly all of
+// the kernel's pgalloc_normal too.
+void put_vmstat(json& out, const std::vector<RunResult>& rows) {
+  std::uint64_t pgalloc = 0, pgfree = 0;
+  for (const auto& r : rows) {
+    pgalloc += r.pgalloc;
+    pgfree += r.pgfree;
   }
+  out["proc-vmstat.pgalloc_normal"] = pgalloc;
+  out["proc-vmstat.pgfree"] = pgfree;
+}
 
-  // Where the tasks' time goes (sim/run/why.h).
-  put_why_keys(out, rows);
+// Per row: context switches per second, all CPUs, from ksoftirqd's runs (to it and back: the
+// part of lkp's perf-stat.i.context-switches the model has); the mean grace period from ticks
+// in the window; pages per counted operation (lkp's pgalloc_normal over its run / the ops in it).
+void put_row_rates(json& out, const std::vector<RunResult>& rows) {
+  for (const auto& r : rows)
+    if (r.window > 0)
+      out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
+          round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
+  for (const auto& r : rows)
+    if (r.grace_periods > 0)
+      out[fmt::format("rcu.{}.grace_period_us", r.nr_task)] =
+          round_to(to_us(r.window) / static_cast<double>(r.grace_periods), 1);
+  for (const auto& r : rows) {
+    std::uint64_t ops = 0;
+    for (std::uint64_t o : r.task_ops) ops += o;
+    if (ops)
+      out[fmt::format("proc-vmstat.{}.pgalloc_normal_per_op", r.nr_task)] =
+          round_to(static_cast<double>(r.pgalloc) / static_cast<double>(ops), 5);
+  }
+}
 
-  // The engine's event count is the engine's business (host.json): events fall as the engine
-  // learns to skip syncs, and the model's results do not move with them.
+// What went wrong quietly, over the job: allocations that found no memory, trace frees whose
+// allocation had not happened yet.
+void put_failures(json& out, const std::vector<RunResult>& rows) {
+  std::uint64_t failures = 0;
+  for (const auto& r : rows) failures += r.alloc_failures;
+  out["slubsim.alloc_failures"] = failures;
+  std::uint64_t skipped = 0;
+  for (const auto& r : rows) skipped += r.trace_skipped_frees;
+  out["slubsim.trace_skipped_frees"] = skipped;
+}
+
+// Slab traffic per counted operation (objects per op), mean over rows.
+void put_workload_ops(json& out, const std::vector<RunResult>& rows) {
+  std::vector<std::string> order;
+  std::map<std::string, std::array<double, 3>> sum;
+  for (const auto& r : rows)
+    for (const auto& [cache, v] : r.per_op) {
+      if (!sum.count(cache)) order.push_back(cache);
+      for (int k = 0; k < 3; ++k) sum[cache][k] += v[k];
+    }
+  const char* names[] = {"alloc", "free", "kfree_rcu"};
+  for (const auto& cache : order)
+    for (int k = 0; k < 3; ++k)
+      out[fmt::format("workload_ops.{}.{}", cache, names[k])] =
+          round_to(sum[cache][k] / static_cast<double>(rows.size()), 3);
+}
+
+// The simulation's own figures: requests granted and simulated time. The engine's event count
+// is the engine's business (host.json): events fall as the engine learns to skip syncs, and the
+// model's results do not move with them.
+void put_sim_keys(json& out, const std::vector<RunResult>& rows) {
   std::uint64_t requests = 0;
   Time sim_time = 0;
   for (const auto& r : rows) {
@@ -257,8 +299,11 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
   }
   out["sim.requests"] = requests;
   out["sim.simulated_time_ms"] = round_to(to_sec(sim_time) * 1e3, 6);
-  // The interval series (--interval), per row: operations per second and the tasks' spin
-  // share in each interval, warm-up included, and where each interval ends.
+}
+
+// The interval series (--interval), per row: operations per second and the tasks' spin share in
+// each interval, warm-up included, and where each interval ends.
+void put_interval_series(json& out, const std::vector<RunResult>& rows) {
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.samples.size(); ++i) {
       const auto& s = r.samples[i];
@@ -268,6 +313,33 @@ json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
       out[key("spin_percent")] =
           round_to(100.0 * static_cast<double>(s.spin) / (static_cast<double>(r.interval) * r.nr_task), 2);
     }
+}
+
+}  // namespace
+
+json lkp_run_stats(const std::vector<RunResult>& rows, Mode mode) {
+  json out = json::object();
+  put_will_it_scale_rows(out, rows, mode);
+  put_settle_keys(out, rows);
+  put_will_it_scale_totals(out, rows, mode);
+  put_lock_stat_keys(out, rows);
+  const JobSlubStats slub = sum_slub_stats(rows);
+  put_slub_stats(out, slub);
+  put_slabinfo_shares(out, slub);
+  // Memory, like lkp's meminfo and slabinfo monitors, and the counts that come with the
+  // allocator: only when the job ran one.
+  if (!slub.order.empty()) {
+    put_meminfo(out, rows);
+    for (const auto& name : slub.order) put_cache_objects(out, rows, name);
+    put_vmstat(out, rows);
+    put_row_rates(out, rows);
+    put_failures(out, rows);
+  }
+  put_workload_ops(out, rows);
+  // Where the tasks' time goes (sim/run/why.h).
+  put_why_keys(out, rows);
+  put_sim_keys(out, rows);
+  put_interval_series(out, rows);
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "models/random.h"
 #include "sim/engine/cpu.h"
@@ -64,9 +66,31 @@ class Simulation {
  private:
   // Operations all tasks completed in interval i of the grid: one element of the series.
   double interval_ops(int i) const;
-  void take_end_state();
+  // A fixed window's edges in intervals of the grid: its own steps on the rule's grid, else
+  // interval 1 of Grid::window.
+  IntervalRange fixed_window() const;
+  // The window ends now: `bounds` are its edges, `at_begin` the allocator's counters at the
+  // first; takes the counters and each cache's state at the second. The one place the window is
+  // set, for a window the user fixed (on the grid or off it, from the window_ timers) as for one
+  // the settle rule chose (settle_edge).
+  void close_window(IntervalRange bounds, SlubSnapshot at_begin);
   void settle_edge();
   void sample();
+
+  // collect()'s parts, each filling its share of r_ from the window's intervals.
+  void judge_fixed_window_series();
+  SettleReport settle_report() const;
+  std::pair<double, double> window_spread(double per_sec) const;
+  struct TaskSums {
+    std::uint64_t ops = 0;  // all tasks' operations
+    Time idle = 0;          // idle time of all logical CPUs
+  };
+  TaskSums sum_tasks(IntervalRange win, Time window);
+  void window_counters();
+  void per_op_figures(IntervalRange win, std::uint64_t ops);
+  void throughput(const TaskSums& sums, Time window);
+  void lock_reports(IntervalRange win);
+  void stack_reports(IntervalRange win);
 
   const RunSpec& spec_;
   const Machine& m_;
@@ -86,12 +110,17 @@ class Simulation {
   std::optional<TimeStacks> time_stacks_;
   std::vector<std::unique_ptr<Cpu>> cpus_;
   RunResult r_;
-  // The window's edges in intervals of the grid, [wfrom_, wto_), and the allocator's counters and
-  // state at them.
-  int wfrom_ = 1, wto_ = 2;
-  SlubSnapshot at_begin_, at_end_;
-  Timer window_begin_{[this] { at_begin_ = snapshot(slub_.get()); }};
-  Timer window_end_{[this] { take_end_state(); }};
+  // The window's edges in intervals of the grid, [bounds.from, bounds.to), and the allocator's
+  // counters at them: set by close_window alone, when the window ends.
+  struct Window {
+    IntervalRange bounds;
+    SlubSnapshot at_begin, at_end;
+  };
+  Window window_;
+  // A fixed window: the counters at its beginning (window_begin_), until it ends (window_end_).
+  SlubSnapshot fixed_begin_;
+  Timer window_begin_{[this] { fixed_begin_ = snapshot(slub_.get()); }};
+  Timer window_end_{[this] { close_window(fixed_window(), std::move(fixed_begin_)); }};
   // The settle rule's series, the allocator's counters at each edge, and its verdicts.
   std::vector<double> series_;
   std::vector<SlubSnapshot> edges_;
@@ -139,10 +168,6 @@ Simulation::Simulation(const RunSpec& spec)
   bound_ = bind_program(program_, world_, spec.mode, copy_node, m_.nr_nodes, slub_.get());
   if (spec.trace) replay_ = bind_trace(*spec.trace, spec.replay, world_, task_node);
   else if (slub_ && objects_stay_on_cpu(program_, spec.mode)) slub_->set_cpu_local_objects(true);
-  if (!spec.settle && on_steps_) {
-    wfrom_ = static_cast<int>(spec.warmup / step_);
-    wto_ = static_cast<int>((spec.warmup + spec.duration) / step_);
-  }
   if (spec.stacks) time_stacks_.emplace(&grid_, m_.nr_cpus);
   for (int t = 0; t < spec.nr_task; ++t) {
     const int c = task_cpu_[t];
@@ -177,8 +202,15 @@ double Simulation::interval_ops(int i) const {
   return ops;
 }
 
-void Simulation::take_end_state() {
-  at_end_ = snapshot(slub_.get());
+IntervalRange Simulation::fixed_window() const {
+  if (!on_steps_) return {1, 2};
+  return {static_cast<int>(spec_.warmup / step_), static_cast<int>((spec_.warmup + spec_.duration) / step_)};
+}
+
+void Simulation::close_window(IntervalRange bounds, SlubSnapshot at_begin) {
+  window_.bounds = bounds;
+  window_.at_begin = std::move(at_begin);
+  window_.at_end = snapshot(slub_.get());
   if (!slub_) return;
   for (int i = 0; i < slub_->nr_caches(); ++i) {
     const auto& c = slub_->cache(i);
@@ -212,10 +244,7 @@ void Simulation::settle_edge() {
       confirm_at_ = std::min(2 * n, grid_.last);  // settled once: run as long again and judge anew
     } else if (verdict_.settled || at_cap) {
       stop_ = engine_.now();
-      wfrom_ = verdict_.from;
-      wto_ = verdict_.to;
-      at_begin_ = edges_[static_cast<std::size_t>(wfrom_)];
-      take_end_state();
+      close_window({verdict_.from, verdict_.to}, edges_[static_cast<std::size_t>(verdict_.from)]);
       return;
     } else {
       confirm_at_ = 0;  // the doubled series is not settled: the search goes on
@@ -255,49 +284,72 @@ void Simulation::measure() {
 
 // Everything below is summed over the window's intervals.
 RunResult Simulation::collect() {
-  const RunSpec& spec = spec_;
-  RunResult& r = r_;
-  const IntervalRange win{wfrom_, wto_};
-  const Time wbegin = grid_.begin(wfrom_), wend = grid_.begin(wto_);
-  const Time window = wend - wbegin;
-  if (!spec.settle && on_steps_) {
-    // A fixed window on the rule's grid: judge it from its own series.
-    series_.clear();
-    for (int i = 0; i < wto_; ++i) series_.push_back(interval_ops(i));
-    verdict_ = judge_fixed_window(series_, wfrom_, spec.settle_rule);
-  }
-  SettleReport& st = r.settle;
-  st.automatic = spec.settle;
-  st.judged = on_steps_;
-  if (st.judged) {
-    const double per_sec = static_cast<double>(kSec) / static_cast<double>(step_);
-    st.settled = verdict_.settled;
-    st.transient = static_cast<Time>(verdict_.transient) * step_;
-    st.half_width = std::isfinite(verdict_.half_width) ? verdict_.half_width * per_sec : -1.0;
-    st.batches = verdict_.batches;
-    st.batch = static_cast<Time>(verdict_.batch) * step_;
-    st.period = static_cast<Time>(verdict_.period) * step_;
-    st.period_acf = verdict_.period_acf;
-    st.step = step_;
-    st.reason = verdict_.reason;
-    st.suggest_warmup = static_cast<Time>(verdict_.suggest_warmup) * step_;
-    st.suggest_window = static_cast<Time>(verdict_.suggest_window) * step_;
-    // How far the window's intervals swing (a cycle's amplitude, shown by the why report).
-    std::vector<double> w(series_.begin() + std::min<std::ptrdiff_t>(wfrom_, static_cast<std::ptrdiff_t>(series_.size())),
-                          series_.begin() + std::min<std::ptrdiff_t>(wto_, static_cast<std::ptrdiff_t>(series_.size())));
-    std::sort(w.begin(), w.end());
-    if (!w.empty()) {
-      st.low = w[w.size() / 10] * per_sec;
-      st.high = w[std::min(w.size() - 1, w.size() * 9 / 10)] * per_sec;
-    }
-  }
+  const IntervalRange win = window_.bounds;
+  const Time wbegin = grid_.begin(win.from);
+  const Time window = grid_.begin(win.to) - wbegin;
+  if (!spec_.settle && on_steps_) judge_fixed_window_series();
+  r_.settle = settle_report();
+  r_.nr_task = spec_.nr_task;
+  r_.window = window;
+  r_.warmup = wbegin;
+  const TaskSums sums = sum_tasks(win, window);
+  window_counters();
+  per_op_figures(win, sums.ops);
+  throughput(sums, window);
+  lock_reports(win);
+  stack_reports(win);
+  r_.events = engine_.events();
+  r_.requests = world_.requests();
+  return std::move(r_);
+}
 
-  r.nr_task = spec.nr_task;
-  r.window = window;
-  r.warmup = wbegin;
-  Time idle = static_cast<Time>(m_.nr_cpus - spec.nr_task) * window;
-  std::uint64_t ops = 0;
-  for (int t = 0; t < spec.nr_task; ++t) {
+// A fixed window on the rule's grid: judged from its own series, the intervals up to its end.
+void Simulation::judge_fixed_window_series() {
+  series_.clear();
+  for (int i = 0; i < window_.bounds.to; ++i) series_.push_back(interval_ops(i));
+  verdict_ = judge_fixed_window(series_, window_.bounds.from, spec_.settle_rule);
+}
+
+// The rule's verdict, in intervals of the grid, as times and ops/s; a window off the grid is
+// not judged.
+SettleReport Simulation::settle_report() const {
+  SettleReport st;
+  st.automatic = spec_.settle;
+  st.judged = on_steps_;
+  if (!st.judged) return st;
+  const double per_sec = static_cast<double>(kSec) / static_cast<double>(step_);
+  st.settled = verdict_.settled;
+  st.transient = static_cast<Time>(verdict_.transient) * step_;
+  st.half_width = std::isfinite(verdict_.half_width) ? verdict_.half_width * per_sec : -1.0;
+  st.batches = verdict_.batches;
+  st.batch = static_cast<Time>(verdict_.batch) * step_;
+  st.period = static_cast<Time>(verdict_.period) * step_;
+  st.period_acf = verdict_.period_acf;
+  st.step = step_;
+  st.reason = verdict_.reason;
+  st.suggest_warmup = static_cast<Time>(verdict_.suggest_warmup) * step_;
+  st.suggest_window = static_cast<Time>(verdict_.suggest_window) * step_;
+  std::tie(st.low, st.high) = window_spread(per_sec);
+  return st;
+}
+
+// How far the window's intervals swing (a cycle's amplitude, shown by the why report): the 10th
+// and 90th percentile of its series in ops/s; zeros for an empty series.
+std::pair<double, double> Simulation::window_spread(double per_sec) const {
+  const auto size = static_cast<std::ptrdiff_t>(series_.size());
+  std::vector<double> w(series_.begin() + std::min<std::ptrdiff_t>(window_.bounds.from, size),
+                        series_.begin() + std::min<std::ptrdiff_t>(window_.bounds.to, size));
+  if (w.empty()) return {0.0, 0.0};
+  std::sort(w.begin(), w.end());
+  return {w[w.size() / 10] * per_sec, w[std::min(w.size() - 1, w.size() * 9 / 10)] * per_sec};
+}
+
+// Each task's operations (all its copies') and time in the window, and what it met in the whole
+// run (its end, failed allocations, skipped trace frees); throws if a task never finished.
+Simulation::TaskSums Simulation::sum_tasks(IntervalRange win, Time window) {
+  TaskSums sums;
+  sums.idle = static_cast<Time>(m_.nr_cpus - spec_.nr_task) * window;
+  for (int t = 0; t < spec_.nr_task; ++t) {
     if (!cpus_[t]->finished())
       throw std::runtime_error(fmt::format(
           "simulation stalled: task {} on CPU {} never finished (a lock was never released)", t,
@@ -306,55 +358,74 @@ RunResult Simulation::collect() {
     std::uint64_t n = 0;  // the CPU's: all its copies'
     for (int k = 0; k < copies_; ++k)
       n += copy_of(t, k).counter.ops.sum(win.from, win.to);
-    idle += tt.idle;
-    r.task_ops.push_back(n);
-    r.task_time.push_back(tt);
-    ops += n;
-    r.end_time = std::max(r.end_time, cpus_[t]->now());
+    sums.idle += tt.idle;
+    r_.task_ops.push_back(n);
+    r_.task_time.push_back(tt);
+    sums.ops += n;
+    r_.end_time = std::max(r_.end_time, cpus_[t]->now());
     for (int k = 0; k < copies_; ++k)
-      r.alloc_failures += copy_of(t, k).alloc_failures;
-    if (spec.trace) r.trace_skipped_frees += replay_.tasks[t].skipped_frees;
+      r_.alloc_failures += copy_of(t, k).alloc_failures;
+    if (spec_.trace) r_.trace_skipped_frees += replay_.tasks[t].skipped_frees;
   }
-  if (slub_) {
-    for (int i = 0; i < slub_->nr_caches(); ++i)
-      for (int k = 0; k < slub::kNrStats; ++k)
-        r.caches[static_cast<std::size_t>(i)].stats[k] = at_end_.stats[static_cast<std::size_t>(i)][k] -
-                                                          at_begin_.stats[static_cast<std::size_t>(i)][k];
-    r.pgalloc = at_end_.pgalloc - at_begin_.pgalloc;
-    r.pgfree = at_end_.pgfree - at_begin_.pgfree;
-    r.ksoftirqd_runs = at_end_.ksoftirqd - at_begin_.ksoftirqd;
-    r.grace_periods = at_end_.grace_periods - at_begin_.grace_periods;
-  }
+  return sums;
+}
+
+// The allocator's cumulative counters as differences across the window: SLUB_STATS per cache,
+// pages, ksoftirqd's runs, grace periods.
+void Simulation::window_counters() {
+  if (!slub_) return;
+  const SlubSnapshot& begin = window_.at_begin;
+  const SlubSnapshot& end = window_.at_end;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(slub_->nr_caches()); ++i)
+    for (int k = 0; k < slub::kNrStats; ++k) r_.caches[i].stats[k] = end.stats[i][k] - begin.stats[i][k];
+  r_.pgalloc = end.pgalloc - begin.pgalloc;
+  r_.pgfree = end.pgfree - begin.pgfree;
+  r_.ksoftirqd_runs = end.ksoftirqd - begin.ksoftirqd;
+  r_.grace_periods = end.grace_periods - begin.grace_periods;
+}
+
+// Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
+void Simulation::per_op_figures(IntervalRange win, std::uint64_t ops) {
   for (std::size_t c = 0; c < program_.caches.size(); ++c) {
     const ObjectOps o = (*bound_.object_ops)[c].sum(win.from, win.to);
     std::array<double, 3> v{};
     for (int k = 0; k < 3; ++k) v[k] = ops ? static_cast<double>(o.n[k]) / static_cast<double>(ops) : 0.0;
-    r.per_op.emplace_back(program_.caches[c], v);
+    r_.per_op.emplace_back(program_.caches[c], v);
   }
-  // ops per second over the window; integer, as will-it-scale prints its average.
-  r.ops_per_sec = window > 0 ? static_cast<std::uint64_t>(static_cast<long double>(ops) * kSec /
-                                                          static_cast<long double>(window))
-                             : 0;
-  r.idle_pct = window > 0 ? 100.0 * static_cast<double>(idle) /
-                                (static_cast<double>(m_.nr_cpus) * static_cast<double>(window))
-                          : 0.0;
+}
+
+// Operations per second over the window (an integer, as will-it-scale prints its average) and
+// the idle share of all logical CPUs.
+void Simulation::throughput(const TaskSums& sums, Time window) {
+  r_.ops_per_sec = window > 0 ? static_cast<std::uint64_t>(static_cast<long double>(sums.ops) * kSec /
+                                                           static_cast<long double>(window))
+                              : 0;
+  r_.idle_pct = window > 0 ? 100.0 * static_cast<double>(sums.idle) /
+                                 (static_cast<double>(m_.nr_cpus) * static_cast<double>(window))
+                           : 0.0;
+}
+
+// lock_stat and the time spent waiting, per lock instance: spinlocks, then rwsems.
+void Simulation::lock_reports(IntervalRange win) {
   for (const auto& l : world_.spinlocks())
-    r.locks.push_back({world_.lock_classes()[l.cls], l.instance, l.stat.sum(win.from, win.to), false,
-                       l.waited.sum(win.from, win.to)});
+    r_.locks.push_back({world_.lock_classes()[l.cls], l.instance, l.stat.sum(win.from, win.to), false,
+                        l.waited.sum(win.from, win.to)});
   for (const auto& s : world_.rwsems())
-    r.locks.push_back({world_.lock_classes()[s.cls], s.instance, s.stat.sum(win.from, win.to), true,
-                       s.waited.sum(win.from, win.to)});
+    r_.locks.push_back({world_.lock_classes()[s.cls], s.instance, s.stat.sum(win.from, win.to), true,
+                        s.waited.sum(win.from, win.to)});
+}
+
+// Spinning per lock class and call chain (merged over tasks, the nonzero ones in order of class
+// and chain), and all task time by call chain when RunSpec::stacks asked for it.
+void Simulation::stack_reports(IntervalRange win) {
   std::map<std::pair<int, std::string>, Time> stacks;
   for (const auto& [key, t] : world_.stack_waits()) {
     const Time w = t.sum(win.from, win.to);
     if (w > 0) stacks[{key.cls, key.folded()}] += w;
   }
   for (const auto& [key, t] : stacks)
-    r.stack_waits.push_back({world_.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
-  if (time_stacks_) r.cpu_stacks = time_stacks_->folded(win, world_.lock_classes());
-  r.events = engine_.events();
-  r.requests = world_.requests();
-  return std::move(r_);
+    r_.stack_waits.push_back({world_.lock_classes()[static_cast<std::size_t>(key.first)], key.second, t});
+  if (time_stacks_) r_.cpu_stacks = time_stacks_->folded(win, world_.lock_classes());
 }
 
 }  // namespace
