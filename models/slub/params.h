@@ -131,7 +131,10 @@ struct Params {
   bool validate = false;
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
-  bool rcu_grace_period_from_ticks = false;  // models/rcu.h TickGracePeriods instead of a fixed period
+  bool rcu_grace_period_from_ticks = false;
+  // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC and
+  // costs.slub.aged_store_overlap; "memory" (false) = DRAM, one store at a time.
+  bool aged_lines_in_llc = false;  // models/rcu.h TickGracePeriods instead of a fixed period
   RcuBatchLimits rcu_batch;  // default: every ready callback at once
   SoftirqLimits softirq;     // default: one round at every softirq point the workload offers
 };

@@ -91,6 +91,12 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
     if (model != "fixed" && model != "ticks") gm.at("value").fail("must be \"fixed\" or \"ticks\"");
     c.rcu_grace_period_from_ticks = model == "ticks";
   }
+  {
+    auto lines = rcu.at("aged_lines");
+    const std::string where = lines.sourced_value_any().str();
+    if (where != "memory" && where != "llc") lines.at("value").fail("must be \"memory\" or \"llc\"");
+    c.aged_lines_in_llc = where == "llc";
+  }
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   c.costs.rcu_callback_cold_lines =
@@ -215,6 +221,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.skip_freelist = k.has("skip-freelist");
   p.rcu_grace_period = costs.rcu_grace_period;
   p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
+  p.aged_lines_in_llc = costs.aged_lines_in_llc;
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;
   p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);
@@ -227,6 +234,11 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.costs = costs.costs;
   p.page_alloc = costs.page_alloc;
   p.numa = numa_of(m);
+  // Lines a grace period old always in memory, their stores one at a time: the adopted model.
+  if (!p.aged_lines_in_llc) {
+    p.numa.llc_bytes = 0;
+    p.costs.aged_store_overlap = 1;
+  }
   p.validate = validate;
   p.seed = seed;
   return p;

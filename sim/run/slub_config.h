@@ -18,6 +18,7 @@ struct SlubCostConfig {
   slub::PageAllocParams page_alloc;
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;  // costs.rcu.grace_period_model "ticks"
+  bool aged_lines_in_llc = false;            // costs.rcu.aged_lines "llc"
   RcuBatchLimits rcu_batch;
   SoftirqLimits softirq;
   Time trace_handoff_poll = 0;
