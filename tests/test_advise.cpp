@@ -2,6 +2,9 @@
 // how it picks among settled results with confidence intervals and a memory budget.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <functional>
 #include <map>
 
@@ -217,9 +220,26 @@ TEST_CASE("advise report: a pick that an estimate bound flips is fragile, and sa
     REQUIRE(row["bounds"].size() == 2);
     CHECK(row["bounds"][0]["pick"] == "maple_node/sheaf_capacity=256");
   }
-  // Without the flip, robust; without bounds, not checked.
+  // Without the flip, robust over the inputs; whether robust at all is the model's record's to
+  // say (a knob within one kernel): no scoreboard here, so it says it could not check.
   for (int r = 0; r < 2; ++r) checks[r][1].outcomes = rows[r].run;
+  CHECK(advice_json(plan, rows, checks)["rows"][0]["robustness"].get<std::string>().rfind(
+            "robust over the inputs' ranges; no record", 0) == 0);
+  // A record of ±25 points holds the +20% gain inside it: fragile; one of ±10 points: robust.
+  const auto home = std::filesystem::temp_directory_path() / "slubsim-advise-record";
+  std::filesystem::create_directories(home / "results");
+  auto record = [&](double h) {
+    std::ofstream(home / "results" / "scoreboard.json")
+        << json{{"record", {{"kinds", {{"knob", {{"answer_half_width_pp", h}, {"cells", 31}, {"covered", 29}}}}}}}}.dump();
+  };
+  plan.request.base.home = home.string();
+  record(25);
+  CHECK(advice_json(plan, rows, checks)["rows"][0]["robustness"] ==
+        "fragile: the gain (+20.0%) lies within the model's record for a knob within one kernel (±25.0 points, 90%)");
+  record(10);
   CHECK(advice_json(plan, rows, checks)["rows"][0]["robustness"] == "robust");
+  std::filesystem::remove_all(home);
+  plan.request.base.home.clear();
   CHECK(advice_json(plan, rows, {})["rows"][0]["robustness"].get<std::string>().rfind("not checked", 0) == 0);
   plan.request.bounds = false;
   CHECK(advice_json(plan, rows, {})["rows"][0]["robustness"] == "not checked (--no-bounds)");

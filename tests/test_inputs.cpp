@@ -1,6 +1,8 @@
-// The catalogue of uncertain inputs (sim/trust/inputs.h): every range has a source, facts of
-// the kernel and model switches stay out, --set replaces an input with one of no range, and
-// everything advise varies is in it.
+// The catalogue of uncertain inputs (sim/trust/inputs.h): every range has a source, every
+// estimate of a preset has a range, a copy of a preset's figure keeps the preset's, the non-slab
+// placeholders span every fit of the workload (this machine's first), facts of the kernel and
+// model switches stay out, --set replaces an input with one of no range, and everything advise
+// varies is in it.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "sim/advise/advise.h"
+#include "sim/machine/hwloc_import.h"
 #include "sim/trust/inputs.h"
 #include "tests/helpers.h"
 
@@ -81,9 +84,10 @@ TEST_CASE("inputs: Turin mmap1 lists the estimated latencies, the placeholders a
   const UncertainInput* nonslab = find(list, "workload.parameters.unlocked_ns");
   REQUIRE(nonslab);
   CHECK(nonslab->kind == UncertainInput::Kind::Placeholder);
-  REQUIRE(nonslab->range);  // the span of mmap1's calibration fits and the placeholder
+  REQUIRE(nonslab->range);  // the span of mmap1's fits and the placeholder
   CHECK((*nonslab->range)[1] == nonslab->value);
-  CHECK(nonslab->range_source.find("calibration fits of mmap1") != std::string::npos);
+  CHECK(nonslab->range_source.find("the fits of mmap1") != std::string::npos);
+  CHECK(nonslab->range_source.find("none on amd-turin-2s-512t") != std::string::npos);
   CHECK(find(list, "costs.slub.list_op_ns"));
   CHECK(find(list, "costs.rwsem.wakeup_ns"));
   CHECK_FALSE(find(list, "costs.rcu.batch_limit"));        // a kernel fact
@@ -168,4 +172,103 @@ TEST_CASE("inputs: a latency measured by slubsim probe shows as measured, with i
   REQUIRE(llc->range);
   CHECK((*llc->range)[0] == 29.0);
   CHECK(llc->range_source == "5th to 95th percentile of the probe's samples");
+}
+
+TEST_CASE("inputs: every estimate of every preset has a range with a source") {
+  // The topology's figures: the latency classes, the LLC's size and hit, the SMT factor. An
+  // estimate (the source's guess) or a copy of another preset's figure is never without one.
+  for (const auto& topology : stems("configs/topologies")) {
+    CAPTURE(topology);
+    const Job job = resolve_job(request(topology, "mmap2"));
+    std::size_t estimates = 0;
+    for (const auto& in : uncertain_inputs(job)) {
+      if (in.name.rfind("topology.", 0) != 0 || !estimated(in)) continue;
+      CAPTURE(in.name);
+      ++estimates;
+      REQUIRE(in.range);
+      CHECK(in.range_source.find_first_not_of(" \t") != std::string::npos);
+      CHECK((*in.range)[0] <= in.value);
+      CHECK(in.value <= (*in.range)[1]);
+    }
+    CHECK(estimates > 0);  // every preset has some
+  }
+}
+
+TEST_CASE("inputs: GNR mmap2's non-slab span reaches the machine's own fit, named first") {
+  const std::string gnr = "intel-gnr-2s-344t-4n";
+  const std::string own = "seed-zhao-liu-spare-sheaf-gnr." + gnr;
+  const double scale = load_json_file(test::source_dir() + "/configs/fits/" + own + ".json").at("scale").get<double>();
+  const auto fits = workload_fits(test::source_dir(), "mmap2", gnr);
+  REQUIRE(fits.size() >= 2);
+  CHECK(fits.front().name == own);  // this machine's first, though the calibration set's sort before it
+  CHECK(fits.front().this_machine);
+  CHECK(fits.front().topology == gnr);
+  CHECK(fits.front().experiment == "seed-zhao-liu-spare-sheaf-gnr");
+  for (std::size_t i = 1; i < fits.size(); ++i) CHECK_FALSE(fits[i].this_machine);
+  CHECK(fit_span(fits).first == scale);  // the lowest mmap2 fit
+  CHECK(fit_span(fits).second == 1);     // the placeholder itself
+
+  const auto list = uncertain_inputs(resolve_job(request(gnr, "mmap2")));
+  std::size_t placeholders = 0;
+  for (const auto& in : list) {
+    if (in.kind != UncertainInput::Kind::Placeholder || in.name.rfind("workload.", 0) != 0) continue;
+    CAPTURE(in.name);
+    ++placeholders;
+    REQUIRE(in.range);
+    CHECK((*in.range)[0] == doctest::Approx(in.value * scale));
+    CHECK((*in.range)[1] == in.value);
+    const std::size_t here = in.range_source.find("this machine's: " + own);
+    const std::size_t t01 = in.range_source.find("t01-hao-li-mmap2.amd-epyc-2s-192c-4n");
+    CHECK(here != std::string::npos);
+    CHECK(t01 != std::string::npos);
+    CHECK(here < t01);
+  }
+  CHECK(placeholders == 3);
+  // The uncertainty factor's span is the same: every fit of the workload, not only the
+  // calibration set's.
+  CHECK(fit_span(workload_fits(test::source_dir(), "mmap2", "")).first == scale);
+}
+
+TEST_CASE("inputs: an imported topology's copied figures show as copied, with the preset's ranges") {
+  const std::string preset = "intel-gnr-2s-344t-4n";
+  const std::string preset_file = test::source_dir() + "/configs/topologies/" + preset + ".json";
+  ImportRequest r;
+  r.name = "imported";
+  r.latencies_name = preset;
+  r.latencies_file = preset_file;
+  const json doc = topology_document(read_hwloc(test::source_dir() + "/tests/data/hwloc/amd-epyc-2s-192c-4n.xml"), r);
+  const std::string file = (fs::temp_directory_path() / "slubsim-imported-topology.json").string();
+  std::ofstream(file) << doc.dump(2);
+  const auto list = uncertain_inputs(resolve_job(request(file, "mmap2")));
+  fs::remove(file);
+  const json from = load_json_file(preset_file);
+  auto check = [&](const std::string& name, const json& figure) {
+    CAPTURE(name);
+    const UncertainInput* in = find(list, name);
+    REQUIRE(in);
+    CHECK(in->kind == UncertainInput::Kind::Copied);
+    CHECK(std::string(kind_name(in->kind)) == "copied");
+    CHECK(estimated(*in));
+    CHECK(in->source.rfind("copied from preset " + preset + ": ", 0) == 0);
+    CHECK(in->value == figure.at("value").get<double>());
+    REQUIRE(in->range.has_value() == figure.contains("range"));
+    if (!in->range) return;
+    CHECK((*in->range)[0] == figure.at("range")[0].get<double>());
+    CHECK((*in->range)[1] == figure.at("range")[1].get<double>());
+    CHECK(in->range_source.rfind("preset " + preset + "'s: ", 0) == 0);
+    if (figure.contains("range_source"))
+      CHECK(in->range_source.find(figure.at("range_source").get<std::string>()) != std::string::npos);
+  };
+  std::size_t ranged = 0;
+  for (const auto& [cls, figure] : from.at("latency_ns").items()) {
+    check("topology.latency_ns." + cls, figure);
+    ranged += figure.contains("range") ? 1 : 0;
+  }
+  CHECK(ranged == from.at("latency_ns").size());  // every GNR latency is an estimate, so ranged
+  check("topology.llc.hit_ns", from.at("llc").at("hit_ns"));
+  check("topology.smt_private_work_factor", from.at("smt_private_work_factor"));
+  // hwloc gave this XML's cache size: a figure of the machine, not copied.
+  const UncertainInput* size = find(list, "topology.llc.size_kb");
+  REQUIRE(size);
+  CHECK(size->kind == UncertainInput::Kind::Sourced);
 }

@@ -3,6 +3,7 @@
 #include "helpers.h"
 #include "sim/run/job.h"
 #include "sim/run/report.h"
+#include "sim/trust/record.h"
 
 using namespace slubsim;
 
@@ -222,4 +223,40 @@ TEST_CASE("job: a run longer than the event queue can order is refused as input"
   CHECK_THROWS_WITH_AS(resolve_job(req), doctest::Contains("15 minutes"), ConfigError);
   req.settle_cap = "900s";
   CHECK_NOTHROW(resolve_job(req));
+}
+
+TEST_CASE("job: --baseline kernel compares each variant with its own kernel at the kernel's settings") {
+  auto req = small_request();
+  req.kernel = "v6.17,v7.0";
+  req.sheaf_capacity = "maple_node=64,128";
+  // first (the default): every delta against the first variant, v6.17, across releases.
+  Job first = resolve_job(req);
+  REQUIRE(first.variants.size() == 3);  // v6.17 once (no sheaves), v7.0 at 64 and 128
+  CHECK(first.baseline_of == std::vector<std::size_t>{0, 0, 0});
+  CHECK(comparisons_of(first) == std::vector<ComparisonKind>{ComparisonKind::AcrossReleases});
+  // kernel: v7.0 also runs at its own settings, first among its variants; 64 and 128 are
+  // compared with it, v6.17 has no baseline of its kind and no delta.
+  req.baseline = "kernel";
+  Job own = resolve_job(req);
+  REQUIRE(own.variants.size() == 4);
+  CHECK(own.variants[0].label == "v6.17");
+  CHECK(own.variants[1].label == "v7.0");
+  CHECK(own.variants[1].capacity.text.empty());
+  CHECK(own.variants[2].label == "v7.0_sheaf_capacity=maple_node=64");
+  CHECK(own.baseline_of == std::vector<std::size_t>{0, 1, 1, 1});
+  CHECK(comparisons_of(own) == std::vector<ComparisonKind>{ComparisonKind::Knob});
+  // Nothing is added when the kernel's own settings are already a variant (no capacity axis).
+  req.sheaf_capacity.clear();
+  Job plain = resolve_job(req);
+  CHECK(plain.variants.size() == 2);
+  CHECK(plain.baseline_of == std::vector<std::size_t>{0, 1});
+  CHECK(comparisons_of(plain).empty());
+  req.baseline = "own";
+  std::string refused;  // the field the refusal names
+  try {
+    resolve_job(req);
+  } catch (const ConfigError& e) {
+    refused = e.field();
+  }
+  CHECK(refused == "--baseline");
 }

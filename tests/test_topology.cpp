@@ -191,6 +191,8 @@ TEST_CASE("topology: every independent mistake of a document is reported at once
   doc["latency_ns"]["socket_local_home"]["value"] = 0;
   doc["latency_ns"]["llc"].erase("source");
   doc["smt_private_work_factor"]["value"] = 9;
+  doc["smt_private_work_factor"].erase("range");  // the preset's [1, 2] would be a second mistake in the section
+  doc["smt_private_work_factor"].erase("range_source");
   doc["llc"]["hit_ns"]["value"] = 500;
   doc["nodes"][1]["memory_mb"] = "lots";
   doc["node_distance"][1][1] = 20;

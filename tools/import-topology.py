@@ -13,9 +13,10 @@
                of the level-3 cache; per node cpulist, distance (SLIT) and meminfo (MemTotal).
                With --lscpu as well, the two must agree on the layout; sysfs adds memory and
                distances, and may then hold node/ only.
---latencies-from   the latency classes and smt_private_work_factor (with their sources) are
-               measured data that lscpu cannot give: they are copied from this preset
-               (configs/topologies/NAME.json) or topology file, the closest measured part.
+--latencies-from   the latency classes and smt_private_work_factor (with their sources and ranges)
+               are measured data that lscpu cannot give: they are copied from this preset
+               (configs/topologies/NAME.json) or topology file, the closest measured part, each
+               source beginning "copied from preset NAME: ", each range's source naming NAME.
 --memory-gb-per-node   memory per node when the input has none (lscpu only), or to override it.
 --llc          which cache is the LLC domain (default L3); socket or node when the machine has
                no shared L3 in the input.
@@ -342,7 +343,29 @@ def load_preset(arg):
     hit = doc["llc"].get("hit_ns")
     if not isinstance(hit, dict) or not isinstance(hit.get("value"), (int, float)) or not str(hit.get("source", "")).strip():
         fail(path, "llc.hit_ns: needs a value and a source")
+    # A range is copied with its figure: the loader's rules (docs/topology-format.md).
+    for where, v in [(f"latency_ns.{c}", lat[c]) for c in CLASSES] + [
+            ("smt_private_work_factor", f), ("llc.size_kb", size), ("llc.hit_ns", hit)]:
+        if "range" in v:
+            r = v["range"]
+            if (not isinstance(r, list) or len(r) != 2 or not all(isinstance(x, (int, float)) for x in r)
+                    or not r[0] <= v["value"] <= r[1]):
+                fail(path, f"{where}.range: needs [low, high] with low <= value ({v['value']}) <= high")
+        if "range_source" in v and ("range" not in v or not str(v["range_source"]).strip()):
+            fail(path, f"{where}.range_source: a range's source needs a range and must not be blank")
     return doc.get("name", arg), path, lat, f, (size, hit)
+
+
+def copied(fig, pname, why=""):
+    """A preset's figure copied: its value and range as the preset has them, its source marked
+    "copied from preset NAME: ..." (`slubsim inputs` shows it as kind copied), the range's source
+    naming the preset. As slubsim import writes it (sim/machine/hwloc_import.cpp copied_figure)."""
+    out = {"value": fig["value"],
+           "source": f"copied from preset {pname}{f' ({why})' if why else ''}: {fig['source']}"}
+    if "range" in fig:
+        out["range"] = fig["range"]
+        out["range_source"] = f"preset {pname}'s: {fig.get('range_source') or 'the range its source states'}"
+    return out
 
 
 # ---- building the topology -------------------------------------------------------------------
@@ -486,8 +509,8 @@ def build(lay, args, preset):
     smt = compact_smt(cores, n) or {"cores": [format_cpulist(c) for c in sorted(cores)]}
     llc = compact_llc(domains, cores, cpu_socket, cpu_node) or {"domains": [format_cpulist(d) for d in domains]}
     # lscpu -p gives no cache sizes: one domain's size comes from the preset, marked.
-    llc["size_kb"] = dict(llc_size, source=f"copied from preset {pname} (lscpu -p gives no cache size): {llc_size['source']}")
-    llc["hit_ns"] = dict(llc_hit, source=f"copied from preset {pname}: {llc_hit['source']}")
+    llc["size_kb"] = copied(llc_size, pname, "lscpu -p gives no cache size")
+    llc["hit_ns"] = copied(llc_hit, pname)
     tpc = sorted({len(c) for c in cores})
     per_socket = sorted({len([c for c in cores if cpu_socket[c[0]] == s]) for s in range(len(sockets))})
     def count(k, what):
@@ -506,7 +529,7 @@ def build(lay, args, preset):
     src.append(mem_note)
     src.append("node_distance from node*/distance" if distance else "no node_distance in the input")
     src.append(f"latency_ns and smt_private_work_factor copied from preset {pname} "
-               f"(--latencies-from), the closest measured part; their own sources follow each value")
+               f"(--latencies-from), the closest measured part; their own sources and ranges follow each value")
     doc = {
         "name": args.name,
         "description": args.description or f"{shape}; imported from {inputs}.",
@@ -515,10 +538,8 @@ def build(lay, args, preset):
         "nodes": [{"id": nid[k], "cpus": format_cpulist(nodes[k]), "memory_mb": memory_mb[k]} for k in node_ids],
         "smt": smt,
         "llc": llc,
-        "latency_ns": {c: {"value": lat[c]["value"],
-                           "source": f"copied from preset {pname}: {lat[c]['source']}"} for c in CLASSES},
-        "smt_private_work_factor": {"value": smt_factor["value"],
-                                    "source": f"copied from preset {pname}: {smt_factor['source']}"},
+        "latency_ns": {c: copied(lat[c], pname) for c in CLASSES},
+        "smt_private_work_factor": copied(smt_factor, pname),
     }
     if distance:
         doc["node_distance"] = distance

@@ -107,9 +107,9 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
     for (int d = 0; d < kDistanceClasses; ++d) {
       const char* name = distance_name(static_cast<Distance>(d));
       const UncertainInput* in = input(fmt::format("topology.latency_ns.{}", name));
-      if (!in || in->kind != UncertainInput::Kind::Estimate) continue;
+      if (!in || !estimated(*in)) continue;  // an estimate, or a copy of another machine's figure
       if (!in->range) {
-        plan.fixed.push_back(fmt::format("latency_ns.{} (an estimate without a stated range)", name));
+        plan.fixed.push_back(fmt::format("latency_ns.{} (an estimate without a range)", name));
         continue;
       }
       const auto& r = *in->range;
@@ -118,17 +118,14 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
       moved += fmt::format("{}{} {}-{} ns", moved.empty() ? "" : ", ", name, r[0], r[1]);
     }
     if (!lo.sets.empty()) {
-      lo.what = hi.what = "the preset's estimated latencies at the ends of their stated ranges: " + moved;
+      lo.what = hi.what = "the machine's estimated latencies at the ends of their ranges: " + moved;
       plan.bounds.push_back(lo);
       plan.bounds.push_back(hi);
     }
-    double smin = 1, smax = 1;
+    const std::vector<WorkloadFit> fits = workload_fits(r.base.home, job.program.name, job.machine.name);
+    const auto [smin, smax] = fit_span(fits);
     std::vector<std::string> from;
-    for (const auto& f : calibration_scales(r.base.home, job.program.name)) {
-      smin = std::min(smin, f.second);
-      smax = std::max(smax, f.second);
-      from.push_back(fmt::format("{} {}", f.first, f.second));
-    }
+    for (const auto& f : fits) from.push_back(fmt::format("{} {}{}", f.name, f.scale, f.this_machine ? " (this machine's)" : ""));
     Bound nlo{"nonslab-low", {}, ""}, nhi{"nonslab-high", {}, ""};
     bool placeholders = false;
     for (const auto& in : inputs) {
@@ -140,13 +137,13 @@ AdvisePlan resolve_advise(const AdviseRequest& r) {
     }
     if (!nlo.sets.empty()) {
       // An end at scale 1 is the placeholders themselves, which the search already ran.
-      nlo.what = nhi.what = fmt::format("the workload's placeholder non-slab times x {} to x {} (the calibration "
-                                        "fits of {}: {}; the placeholders: 1)",
+      nlo.what = nhi.what = fmt::format("the workload's placeholder non-slab times x {} to x {} (the fits of {}: "
+                                        "{}; the placeholders: 1)",
                                         smin, smax, job.program.name, fmt::join(from, ", "));
       if (smin < 1) plan.bounds.push_back(nlo);
       if (smax > 1) plan.bounds.push_back(nhi);
     } else if (placeholders) {
-      plan.fixed.push_back(fmt::format("the non-slab time of {} (no calibration fit of this workload to span)",
+      plan.fixed.push_back(fmt::format("the non-slab time of {} (no fit of this workload to span)",
                                        job.program.name));
     }
   }
@@ -408,6 +405,9 @@ RowOutcomes read_stage(const AdvisePlan& plan, const Sweep& s, const std::vector
 json advice_json(const AdvisePlan& plan, const std::vector<RowSearch>& searches,
                  const std::vector<std::vector<BoundCheck>>& checks) {
   const double budget_kb = plan.request.memory_budget_mb * 1024.0;
+  // The model's record for a knob within one kernel (sim/trust/conformal.h): a gain it cannot
+  // tell from zero is not robust, whatever the inputs' ends say.
+  const RecordWidth knob = record_widths(plan.request.base.home)[ComparisonKind::Knob];
   json rows = json::array();
   std::size_t points = 0;
   for (std::size_t r = 0; r < searches.size(); ++r) {
@@ -515,10 +515,19 @@ json advice_json(const AdvisePlan& plan, const std::vector<RowSearch>& searches,
       row["robustness"] = "not checked (--no-bounds)";
     else if (row_checks.empty())
       row["robustness"] = "not checked (no uncertain input with a stated range)";
-    else if (flips.empty())
-      row["robustness"] = "robust";
-    else
+    else if (!flips.empty())
       row["robustness"] = fmt::format("fragile: {}", fmt::join(flips, "; "));
+    else if (!row.contains("gain_pct"))
+      row["robustness"] = "robust";  // the defaults won at every end: nothing to change
+    else if (!knob.found)
+      row["robustness"] = "robust over the inputs' ranges; no record (results/scoreboard.json) to check the gain against";
+    else if (!knob.half_width_pp || std::fabs(row["gain_pct"].get<double>()) <= *knob.half_width_pp)
+      row["robustness"] = fmt::format(
+          "fragile: the gain ({:+.1f}%) lies within the model's record for a knob within one kernel ({}, 90%)",
+          row["gain_pct"].get<double>(),
+          knob.half_width_pp ? fmt::format("±{:.1f} points", *knob.half_width_pp) : std::string("unbounded"));
+    else
+      row["robustness"] = "robust";
     rows.push_back(row);
   }
   json caches = json::array();
@@ -615,10 +624,12 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
   std::vector<std::string> ends;
   for (const auto& b : advice["bounds"]) ends.push_back(b["name"].get<std::string>());
   t += "robust: the pick, the runner-up and the defaults were run again at each end of the uncertain inputs' "
-       "stated ranges";
+       "ranges";
   t += ends.empty() ? std::string(" (none here)") : fmt::format(" ({})", fmt::join(ends, ", "));
-  t += ", and the same setting won at every end; fragile: another setting won at some end (named), so the pick "
-       "depends on inputs the model does not know for this machine\n";
+  t += ", the same setting won at every end, and its gain over the defaults lies outside the model's record for a "
+       "knob within one kernel (the interval with the record, sim/trust/conformal.h); fragile: another setting won "
+       "at some end (named), so the pick depends on inputs the model does not know for this machine, or the gain "
+       "is within what the model has got wrong on published tables of that kind\n";
   return t;
 }
 

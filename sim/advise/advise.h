@@ -67,10 +67,12 @@ struct AdvisePlan {
   // Per plan cache: each candidate capacity -> the capacity the kernel runs with it written.
   std::vector<std::map<int, int>> capacity_used;
   std::vector<int> nr_tasks;
-  // The picks are re-run at each: every latency the preset marks as an estimate at the low end
-  // of the range its source states, then at the high end; the workload's placeholder non-slab
-  // times scaled to the smallest and the largest of the calibration fits of this workload and
-  // the placeholders themselves (scale 1). Inputs without a stated range are listed in `fixed`.
+  // The picks are re-run at each: every latency estimated for the machine (an estimate, or a
+  // figure copied from another preset: sim/trust/inputs.h `estimated`) at the low end of its
+  // range, then at the high end; the workload's placeholder non-slab times scaled to the smallest
+  // and the largest of the fits of this workload (every configs/fits file of it, this machine's
+  // among them) and the placeholders themselves (scale 1). Inputs without a range are listed in
+  // `fixed`.
   std::vector<Bound> bounds;
   std::vector<std::string> fixed;
 };

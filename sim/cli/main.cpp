@@ -368,11 +368,13 @@ int run(std::vector<std::string> args) {
   else if (out.empty())
     std::cout << stdout_stats(job, result).dump(2) << "\n";
   if (uncertainty) {
-    const auto intervals = delta_intervals(job, result, factors, ends);
-    std::cout << "\n" << format_uncertainty(job, *uncertainty, factors, intervals);
+    auto intervals = delta_intervals(job, result, factors, ends);
+    const auto widths = record_widths(job.request.home);
+    add_record(intervals, widths);
+    std::cout << "\n" << format_uncertainty(job, *uncertainty, factors, intervals, widths);
     if (!out.empty())
       write_file_atomically((std::filesystem::path(out) / "uncertainty.json").string(),
-                            uncertainty_json(job, *uncertainty, factors, intervals).dump(1) + "\n");
+                            uncertainty_json(job, *uncertainty, factors, intervals, widths).dump(1) + "\n");
   }
   if (why) std::cout << "\n" << format_why(job, result, out);
   return 0;
@@ -695,8 +697,8 @@ Usage:
 Every figure the job reads from its topology, cost model and workload that is not a fact of the
 kernel: the machine's cache-line latencies, the cost model's constants, the workload's non-slab
 times. Each with its value, its range where one is stated (or, for a placeholder non-slab time,
-the span of the workload's calibration fits), its kind (estimate, placeholder, sourced, set) and
-the sources of both. advise re-runs its picks at the ranges' ends; --set KEY=VALUE (the names
+the span of every fit of the workload in configs/fits, this machine's first), its kind
+(estimate, placeholder, sourced, set, measured, fitted, copied) and the sources of both. advise re-runs its picks at the ranges' ends; --set KEY=VALUE (the names
 printed) replaces one.
 
 Examples:

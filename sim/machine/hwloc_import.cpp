@@ -29,6 +29,21 @@ int ancestor_key(hwloc_topology_t t, hwloc_obj_t pu, hwloc_obj_type_t type) {
   return a ? static_cast<int>(a->logical_index) : -1;
 }
 
+// A figure copied from a preset: its value and range as the preset has them, its source marked
+// ("copied from preset NAME[ (why)]: " and the preset's source: sim/trust/inputs.h kind copied),
+// and its range's source naming the preset ("preset NAME's: " and the preset's range source, or
+// the range the preset's source states).
+json copied_figure(const json& from, const std::string& preset, const std::string& why = "") {
+  json x = from;
+  x["source"] = fmt::format("copied from preset {}{}: {}", preset, why.empty() ? "" : " (" + why + ")",
+                            from.at("source").get<std::string>());
+  if (from.contains("range"))
+    x["range_source"] = fmt::format("preset {}'s: {}", preset,
+                                    from.contains("range_source") ? from.at("range_source").get<std::string>()
+                                                                  : std::string("the range its source states"));
+  return x;
+}
+
 // Groups of CPUs with one key, in the order of each group's lowest CPU.
 std::vector<std::vector<int>> groups(const std::vector<int>& key) {
   std::map<int, std::vector<int>> by;
@@ -191,7 +206,7 @@ json topology_document(const HwlocLayout& l, const ImportRequest& r) {
   doc["smt"] = smt;
   json dl = json::array();
   for (const auto& d : domains) dl.push_back(format_cpulist(d));
-  // The latency classes, copied from the preset with their sources and ranges, marked.
+  // The latency classes, copied from the preset with their sources and ranges, marked (copied_figure).
   const json preset = load_json_file(r.latencies_file);
   JsonView pv(preset, r.latencies_file);
   // One domain's cache size: hwloc's, else (no shared cache in the input) the preset's, marked.
@@ -200,27 +215,17 @@ json topology_document(const HwlocLayout& l, const ImportRequest& r) {
     size = {{"value", l.llc_bytes / 1024},
             {"source", fmt::format("hwloc ({}): the {} cache's size", l.origin, l.llc_level)}};
   } else {
-    size = pv.at("llc").at("size_kb").raw();
-    size["source"] = fmt::format("copied from preset {} (the input gives no shared cache size): {}", r.latencies_name,
-                                 size.at("source").get<std::string>());
+    size = copied_figure(pv.at("llc").at("size_kb").raw(), r.latencies_name, "the input gives no shared cache size");
   }
-  json hit = pv.at("llc").at("hit_ns").raw();  // hwloc knows no latencies
-  hit["source"] = fmt::format("copied from preset {}: {}", r.latencies_name, hit.at("source").get<std::string>());
+  const json hit = copied_figure(pv.at("llc").at("hit_ns").raw(), r.latencies_name);  // hwloc knows no latencies
   doc["llc"] = {{"domains", dl}, {"size_kb", size}, {"hit_ns", hit}};
   json lat = json::object();
   for (int c = 0; c < kDistanceClasses; ++c) {
     const char* cls = distance_name(static_cast<Distance>(c));
-    const json& from = pv.at("latency_ns").at(cls).raw();
-    json x = from;
-    x["source"] = fmt::format("copied from preset {}: {}", r.latencies_name, from.at("source").get<std::string>());
-    if (from.contains("range") && !from.contains("range_source"))
-      x["range_source"] = fmt::format("preset {}: the range its source states", r.latencies_name);
-    lat[cls] = x;
+    lat[cls] = copied_figure(pv.at("latency_ns").at(cls).raw(), r.latencies_name);
   }
   doc["latency_ns"] = lat;
-  json f = pv.at("smt_private_work_factor").raw();
-  f["source"] = fmt::format("copied from preset {}: {}", r.latencies_name, f.at("source").get<std::string>());
-  doc["smt_private_work_factor"] = f;
+  doc["smt_private_work_factor"] = copied_figure(pv.at("smt_private_work_factor").raw(), r.latencies_name);
   if (!l.distance.empty()) {
     json rows = json::array();
     for (const auto* a : nodes) {

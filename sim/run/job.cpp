@@ -612,6 +612,18 @@ Job resolve_job(const JobRequest& req) {
         throw ConfigError("command line", cap.option(),
                           fmt::format("cache '{}' is not in {}{}", cache, caches_file, did_you_mean(cache, cache_names)));
     }
+  // --baseline kernel: every kernel also runs at its own settings, first among its variants,
+  // unless the axis already holds them; the deltas are then taken against that variant.
+  if (req.baseline != "first" && req.baseline != "kernel")
+    throw ConfigError("command line", "--baseline",
+                      fmt::format("'{}' is neither first (every delta against the job's first variant) nor kernel "
+                                  "(each variant against the same kernel at its own settings)",
+                                  req.baseline));
+  const bool add_default = req.baseline == "kernel" && !capacities.empty() &&
+                           std::none_of(capacities.begin(), capacities.end(),
+                                        [](const CapacitySetting& c) { return c.text.empty(); });
+  std::vector<CapacitySetting> axis = capacities;
+  if (add_default) axis.insert(axis.begin(), CapacitySetting{});
   bool reached = false;  // some kernel has sheaves for a cache the capacity settings name
   refuse_repeats(split_list(req.kernel), "--kernel");
   for (const auto& kname : split_list(req.kernel)) {
@@ -634,7 +646,7 @@ Job resolve_job(const JobRequest& req) {
                          [&](const auto& s) { return cache.empty() || s.first == cache; });
     };
     bool dropped = false;
-    for (const auto& given : capacities) {
+    for (const auto& given : axis) {
       CapacitySetting cap = given;
       const auto knobs = cap.knobs.all();
       const bool reaches = std::any_of(knobs.begin(), knobs.end(), [&](const auto& s) { return has_sheaves(s.first); });
@@ -642,9 +654,10 @@ Job resolve_job(const JobRequest& req) {
       if (!cap.text.empty() && !reaches) {
         if (dropped) continue;
         dropped = true;
-        cap = CapacitySetting{};
         job.notes.push_back(fmt::format("{} has no sheaves for the caches {} names: it runs once, at its own settings",
                                         kname, given.option()));
+        if (add_default) continue;  // it already runs at them, as its baseline
+        cap = CapacitySetting{};
       }
       Variant v{k, cap, k.name, kname};
       if (!job.trace)
@@ -689,7 +702,22 @@ Job resolve_job(const JobRequest& req) {
                                                     split_list(req.kernel).size() > 1 ? "kernels" : "kernel",
                                                     req.kernel, split_list(req.kernel).size() > 1 ? "have" : "has",
                                                     req.kernel)));
+  job.baseline_of = baselines(job.variants, req.baseline == "kernel");
   return job;
+}
+
+std::vector<std::size_t> baselines(const std::vector<Variant>& variants, bool per_kernel) {
+  std::vector<std::size_t> out(variants.size(), 0);
+  if (!per_kernel) return out;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    out[v] = v;  // no variant of its kernel at the kernel's own settings: no delta
+    for (std::size_t w = 0; w < variants.size(); ++w)
+      if (variants[w].kernel_arg == variants[v].kernel_arg && variants[w].capacity.text.empty()) {
+        out[v] = w;
+        break;
+      }
+  }
+  return out;
 }
 
 JobResult empty_result(const Job& job) {
@@ -720,11 +748,11 @@ const std::vector<RequestField>& request_field_list() {
            "how a trace's C CPUs become the tasks: replicated (task j replays trace CPU j mod C, each group of C tasks with its own objects) or mapped (trace CPU i on task i mod N; N must not exceed C); e.g. --trace-map mapped"},
       {.key = "trace_speed", .option = "--trace-speed", .member = &R::trace_speed, .help_place = 3, .help =
            "trace timestamps are divided by this factor; 0 replays events back to back; e.g. --trace-speed 10"},
-      {.key = "costs", .option = "--costs", .member = &R::costs, .help_place = 11, .help =
+      {.key = "costs", .option = "--costs", .member = &R::costs, .help_place = 12, .help =
            "cost model: NAME (configs/costs/NAME.json) or FILE; e.g. --costs default"},
-      {.key = "caches", .option = "--caches", .member = &R::caches, .help_place = 12, .help =
+      {.key = "caches", .option = "--caches", .member = &R::caches, .help_place = 13, .help =
            "slab caches: NAME (configs/caches/NAME.json) or FILE; per-cache knobs with --set caches.maple_node.cpu_partial=104; e.g. --caches default"},
-      {.key = "validate", .option = "--validate", .member = &R::validate, .help_place = 13, .help =
+      {.key = "validate", .option = "--validate", .member = &R::validate, .help_place = 14, .help =
            "SLUB validation mode: double frees and foreign pointers are errors, and every object is checked to be in exactly one place at the end of each run; e.g. --validate"},
       {.key = "mode", .option = "--mode", .member = &R::mode, .help_place = 4, .help =
            "process (private mm per task) or thread (one shared mm); e.g. --mode thread"},
@@ -736,23 +764,25 @@ const std::vector<RequestField>& request_field_list() {
            "[CACHE=]N[,...]: N alone for every sheaf cache, a list of Ns is a sweep, ';' joins settings of several caches; e.g. --sheaf-capacity maple_node=64 or 32,64,128 or 'maple_node=16,vm_area_struct=16;maple_node=32,vm_area_struct=32'"},
       {.key = "sysfs", .option = "--sysfs", .member = &R::sysfs, .list_join = ";", .listed_when_default = false, .help_place = 8, .help =
            "CACHE/KNOB=N[,...]: write the sheaf knobs of the runtime-tuning RFC's /sys/kernel/slab/CACHE/ (sheaf_capacity, max_full_sheaves, max_empty_sheaves; CACHE '*' is every cache with sheaves); ';' joins settings, a sweep; e.g. --sysfs 'maple_node/sheaf_capacity=64,maple_node/max_full_sheaves=20;maple_node/sheaf_capacity=128'"},
-      {.key = "set", .option = "--set", .member = &R::sets, .help_place = 9, .help =
+      {.key = "baseline", .option = "--baseline", .member = &R::baseline, .listed_when_default = false, .help_place = 9, .help =
+           "what each variant's delta (--uncertainty) is against: first, the job's first variant; or kernel, the same kernel at its own settings, which the job runs first among that kernel's variants when the capacity or sysfs axis lacks them: a capacity or barn-limit question answered within one kernel; e.g. --baseline kernel"},
+      {.key = "set", .option = "--set", .member = &R::sets, .help_place = 10, .help =
            "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1"},
-      {.key = "patch", .option = "--patch", .member = &R::patches, .help_place = 10, .help =
+      {.key = "patch", .option = "--patch", .member = &R::patches, .help_place = 11, .help =
            "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist; repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf"},
-      {.key = "runs", .option = "--runs", .member = &R::runs, .help_place = 14, .help =
+      {.key = "runs", .option = "--runs", .member = &R::runs, .help_place = 15, .help =
            "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3"},
-      {.key = "seed", .option = "--seed", .member = &R::seed, .help_place = 15, .help =
+      {.key = "seed", .option = "--seed", .member = &R::seed, .help_place = 16, .help =
            "random seed; same inputs and seed give identical JSON; e.g. --seed 7"},
-      {.key = "duration", .option = "--duration", .member = &R::duration, .help_place = 16, .help =
+      {.key = "duration", .option = "--duration", .member = &R::duration, .help_place = 17, .help =
            "a fixed measured window in simulated time (s, ms, us, ns) instead of the settle rule's (default: each point runs until the transient is over and the mean's 95% confidence interval is within --settle-ci); with it alone the warm-up is 20ms; a window that is not settled draws a warning; e.g. --duration 24ms"},
-      {.key = "warmup", .option = "--warmup", .member = &R::warmup, .help_place = 17, .help =
+      {.key = "warmup", .option = "--warmup", .member = &R::warmup, .help_place = 18, .help =
            "a fixed simulated warm-up before the window (0 for none) instead of the settle rule's; with it alone the window is 12ms; e.g. --warmup 40ms"},
-      {.key = "settle_ci", .option = "--settle-ci", .member = &R::settle_ci, .help_place = 18, .help =
+      {.key = "settle_ci", .option = "--settle-ci", .member = &R::settle_ci, .help_place = 19, .help =
            "the settle rule's target: 95% confidence half-width of the mean throughput, as a share of it; e.g. --settle-ci 1%"},
-      {.key = "settle_cap", .option = "--settle-cap", .member = &R::settle_cap, .help_place = 19, .help =
+      {.key = "settle_cap", .option = "--settle-cap", .member = &R::settle_cap, .help_place = 20, .help =
            "the most simulated time the settle rule may run a point; a point that has not settled by then says so; e.g. --settle-cap 3s"},
-      {.key = "interval", .option = "--interval", .member = &R::interval, .help_place = 20, .help =
+      {.key = "interval", .option = "--interval", .member = &R::interval, .help_place = 21, .help =
            "also report throughput and spin share per interval of simulated time, warm-up included (interval.<N>.<i>.* keys); e.g. --interval 4ms"},
       {.key = "stacks", .option = nullptr, .member = &R::stacks, .listed_when_default = false, .in_sweep_files = false},
   };

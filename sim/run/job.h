@@ -47,6 +47,9 @@ struct JobRequest {
   bool kernel_defaulted = false;
   std::string sheaf_capacity;  // "" = the kernel's own
   std::string sysfs;           // --sysfs: CACHE/KNOB=N writes of the sheaf knobs ("" = none)
+  // --baseline: what each variant's delta is against: "first" (the job's first variant) or
+  // "kernel" (the same kernel at its own settings, added to the job when the axis lacks them).
+  std::string baseline = "first";
   std::vector<std::string> sets;
   std::vector<std::string> patches;  // "+NAME" / "-NAME" on top of every kernel preset
   int runs = 1;
@@ -119,6 +122,8 @@ struct Job {
   Mode mode = Mode::Process;
   std::vector<int> nr_tasks;
   std::vector<Variant> variants;
+  // Per variant, the variant its delta is against (--baseline); itself: it has none.
+  std::vector<std::size_t> baseline_of;
   Time duration = 0, warmup = 0;  // the fixed window (settle off)
   bool settle = true;              // the settle rule chooses the window
   SettleRule settle_rule;          // its target, cap, step and RCU lower bound
@@ -129,6 +134,16 @@ struct Job {
   // when the non-slab time is a placeholder.
   std::vector<std::string> fits_here;
 };
+
+// Per variant, the variant its delta is against: the first (per_kernel false), or the variant of
+// the same --kernel item at the kernel's own settings (itself when there is none).
+std::vector<std::size_t> baselines(const std::vector<Variant>& variants, bool per_kernel);
+
+// Variant v's baseline in a job (the first where the job has no baseline_of, as a job made by
+// hand in a test).
+inline std::size_t baseline_variant(const Job& job, std::size_t v) {
+  return v < job.baseline_of.size() ? job.baseline_of[v] : 0;
+}
 
 // Read and check every input. Throws ConfigError on the first problem, and for a variant whose
 // simulated state (estimate_state) would exceed kMaxStateBytes.

@@ -548,11 +548,12 @@ std::string format_table(const Job& job, const JobResult& result) {
                        to_sec(job.duration) * 1e3, to_sec(job.warmup) * 1e3, job.request.runs, job.request.seed);
   bool unsettled_rows = false, across = false;
   for (std::size_t v = 0; v < job.variants.size(); ++v) {
-    // Against the first variant, a kernel of another source tree differs by more than the allocator.
-    const bool other_tree = v > 0 && job.variants[v].kernel.tree != job.variants[0].kernel.tree;
+    // Against its baseline, a kernel of another source tree differs by more than the allocator.
+    const std::size_t base = baseline_variant(job, v);
+    const bool other_tree = base != v && job.variants[v].kernel.tree != job.variants[base].kernel.tree;
     across = across || other_tree;
     out += fmt::format("kernel {}{}{}\n", job.variants[v].label, describe_sheaves(job, job.variants[v]),
-                       other_tree ? fmt::format("  (across releases from {})", job.variants[0].label) : "");
+                       other_tree ? fmt::format("  (across releases from {})", job.variants[base].label) : "");
     // With --runs N, lkp's %stddev of the runs' means beside the settle rule's ±95% of their average.
     const bool many = job.request.runs > 1;
     out += fmt::format("{:>8} {:>14} {:>9}{} {:>14} {:>7} {:>11} {:>9} {:>9}  {}\n", "nr_task", "ops/s", "±95%",

@@ -1,6 +1,7 @@
 // sim/trust/: how far to trust an answer: the inputs the model does not know, with their ranges
-// and sources (inputs.h, `slubsim inputs`), and the model's record on the published tables
-// nearest to a question (record.h). This file: the catalogue of uncertain inputs.
+// and sources (inputs.h, `slubsim inputs`), the intervals they give an answer (uncertainty.h),
+// and the model's record on the published tables nearest to a question (record.h), also as an
+// interval (conformal.h). This file: the catalogue of uncertain inputs.
 #include "sim/trust/inputs.h"
 
 #include <algorithm>
@@ -34,6 +35,7 @@ UncertainInput::Kind kind_of(const std::string& source) {
   if (begins(s, "--set ")) return UncertainInput::Kind::Set;
   if (begins(s, "measured by slubsim probe")) return UncertainInput::Kind::Measured;
   if (begins(s, "fitted")) return UncertainInput::Kind::Fitted;
+  if (begins(s, "copied")) return UncertainInput::Kind::Copied;  // "copied from preset NAME: ..."
   if (s.find("placeholder") != std::string::npos) return UncertainInput::Kind::Placeholder;
   if (s.find("estimate") != std::string::npos) return UncertainInput::Kind::Estimate;
   return UncertainInput::Kind::Sourced;
@@ -93,30 +95,52 @@ const char* kind_name(UncertainInput::Kind k) {
     case UncertainInput::Kind::Set: return "set";
     case UncertainInput::Kind::Measured: return "measured";
     case UncertainInput::Kind::Fitted: return "fitted";
+    case UncertainInput::Kind::Copied: return "copied";
   }
   return "?";
 }
 
-std::vector<std::pair<std::string, double>> calibration_scales(const std::string& home, const std::string& workload) {
-  std::vector<std::pair<std::string, double>> out;
+bool estimated(const UncertainInput& in) {
+  return in.kind == UncertainInput::Kind::Estimate || in.kind == UncertainInput::Kind::Copied;
+}
+
+std::vector<WorkloadFit> workload_fits(const std::string& home, const std::string& workload,
+                                       const std::string& machine) {
+  std::vector<WorkloadFit> out;
   std::error_code ec;
   const fs::path dir = fs::path(home) / "configs" / "fits";
   if (!fs::is_directory(dir, ec)) return out;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir, ec)) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     try {
       const json fit = load_json_file(f.string());
-      const std::string id = fit.at("experiment").get<std::string>();
-      const json e = load_json_file((fs::path(home) / "configs" / "experiments" / (id + ".json")).string());
-      if (e.value("workload", "") != workload || !e.value("calibration_set", false)) continue;
-      out.emplace_back(f.stem().string(), fit.at("scale").get<double>());
+      WorkloadFit w;
+      w.name = f.stem().string();
+      w.experiment = fit.at("experiment").get<std::string>();
+      w.topology = fit.value("topology", "");
+      w.scale = fit.at("scale").get<double>();
+      const json e = load_json_file((fs::path(home) / "configs" / "experiments" / (w.experiment + ".json")).string());
+      if (e.value("workload", "") != workload) continue;
+      w.this_machine = !machine.empty() && w.topology == machine;
+      out.push_back(std::move(w));
     } catch (const std::exception&) {
       // A fit that cannot be read does not widen the range; validate reports it.
     }
   }
+  std::stable_partition(out.begin(), out.end(), [](const WorkloadFit& w) { return w.this_machine; });
   return out;
+}
+
+std::pair<double, double> fit_span(const std::vector<WorkloadFit>& fits) {
+  double lo = 1, hi = 1;  // the placeholder itself
+  for (const auto& f : fits) {
+    lo = std::min(lo, f.scale);
+    hi = std::max(hi, f.scale);
+  }
+  return {lo, hi};
 }
 
 std::vector<UncertainInput> uncertain_inputs(const Job& job) {
@@ -145,22 +169,23 @@ std::vector<UncertainInput> uncertain_inputs(const Job& job) {
     for (auto it = doc.begin(); doc.is_object() && it != doc.end(); ++it)
       walk(it.value(), domain + "." + it.key(), where, used_by, out);
     if (domain != "workload") continue;
-    // Placeholder non-slab times: the span of this workload's calibration fits (and x1).
-    double lo = 1, hi = 1;
-    std::vector<std::string> fits;
-    for (const auto& [name, scale] : calibration_scales(job.request.home, job.program.name)) {
-      lo = std::min(lo, scale);
-      hi = std::max(hi, scale);
-      fits.push_back(fmt::format("{} x{:g}", name, scale));
-    }
+    // Placeholder non-slab times: the span of every fit of this workload (and x1), this machine's
+    // fits named first.
+    const std::vector<WorkloadFit> all = workload_fits(job.request.home, job.program.name, job.machine.name);
+    const auto [lo, hi] = fit_span(all);
     if (lo == hi) continue;
+    std::vector<std::string> here, elsewhere;
+    for (const auto& f : all) (f.this_machine ? here : elsewhere).push_back(fmt::format("{} x{:g}", f.name, f.scale));
+    std::string fits = here.empty() ? fmt::format("none on {}", job.machine.name)
+                                    : fmt::format("this machine's: {}", fmt::join(here, ", "));
+    if (!elsewhere.empty()) fits += fmt::format("; on other machines: {}", fmt::join(elsewhere, ", "));
     for (std::size_t i = first; i < out.size(); ++i) {
       UncertainInput& in = out[i];
       if (in.kind != UncertainInput::Kind::Placeholder || in.range) continue;
       in.range = std::array<double, 2>{in.value * lo, in.value * hi};
-      in.range_source = fmt::format("the calibration fits of {} scale its non-slab times by x{:g} to x{:g} ({}); the "
-                                    "placeholder itself is x1",
-                                    job.program.name, lo, hi, fmt::join(fits, ", "));
+      in.range_source = fmt::format("the fits of {} (configs/fits) scale its non-slab times by x{:g} to x{:g} ({}); "
+                                    "the placeholder itself is x1",
+                                    job.program.name, lo, hi, fits);
     }
   }
   return out;
@@ -173,7 +198,8 @@ std::string format_inputs(const Job& job, const std::vector<UncertainInput>& inp
       "slubsim inputs: {} on {}: {} inputs that are not facts of the kernel, {} with a range\n"
       "kind: estimate (the source's guess), placeholder (not fitted to any machine), sourced (a published or\n"
       "measured figure, often of another part), set (--set on this command line), measured (slubsim probe on\n"
-      "this machine), fitted (a cost fitted on a published table, its range what the table's other cells allow)\n\n",
+      "this machine), fitted (a cost fitted on a published table, its range what the table's other cells allow),\n"
+      "copied (another machine's preset figure, copied by slubsim import or probe, with that preset's range)\n\n",
       job.program.name.empty() ? job.request.workload : job.program.name, job.machine.name, inputs.size(), ranged);
   std::size_t width = 4;
   for (const auto& in : inputs) width = std::max(width, in.name.size());

@@ -12,11 +12,14 @@
 // model against, as slubsim probe's lock hand-offs). Numbers only.
 //
 // A range is [low, high] around the value with a source of its own ("range_source"), or without
-// one the range the value's source states (docs/topology-format.md). A workload's placeholder
-// non-slab times, which have no stated range, span the calibration fits of that workload (the
-// fitted scale factors of VALIDATION.md class 4, on the machines they were fitted on) and the
-// placeholder itself: the spread of the same figure on comparable parts. No range is widened to
-// reach a published cell.
+// one the range the value's source states (docs/topology-format.md). Every estimate of a preset
+// has one (tests/test_inputs.cpp), and a figure copied from a preset (slubsim import and probe,
+// tools/import-topology.py: its source begins "copied") keeps that preset's. A workload's
+// placeholder non-slab times, which have no stated range, span every fit of that workload in
+// configs/fits (the fitted scale factors of VALIDATION.md class 4, calibration set and seed checks
+// alike, on the machines they were fitted on; this machine's own first) and the placeholder
+// itself: the spread of the same figure on comparable parts, and on this machine where it was
+// fitted. No range is widened to reach a published cell.
 #pragma once
 #include <array>
 #include <optional>
@@ -31,7 +34,9 @@ namespace slubsim {
 
 struct UncertainInput {
   // Fitted: a class-5 cost fitted on a published table (configs/costs: 'fitted (T12, date)').
-  enum class Kind { Estimate, Placeholder, Sourced, Set, Measured, Fitted };
+  // Copied: a figure of another machine's preset, copied by slubsim import or probe or by
+  // tools/import-topology.py (its source begins "copied from preset"), with that preset's range.
+  enum class Kind { Estimate, Placeholder, Sourced, Set, Measured, Fitted, Copied };
   std::string name;  // the --set key: "topology.latency_ns.llc", "workload.parameters.unlocked_ns"
   std::string file;  // the config file it is read from
   double value = 0;
@@ -44,9 +49,28 @@ struct UncertainInput {
 };
 const char* kind_name(UncertainInput::Kind k);
 
-// The calibration fits of `workload` (configs/fits of experiments in the calibration set whose
-// workload it is): (fit file name without .json, fitted scale of the non-slab times), by name.
-std::vector<std::pair<std::string, double>> calibration_scales(const std::string& home, const std::string& workload);
+// A figure guessed for this machine rather than known of it: an estimate, or a copy of another
+// machine's figure. What advise and the quick intervals move together at their ranges' ends, and
+// what the record counts as estimated.
+bool estimated(const UncertainInput& in);
+
+// One fit of a workload's non-slab times (configs/fits/<experiment>.<topology>.json).
+struct WorkloadFit {
+  std::string name;        // the fit file's name without .json
+  std::string experiment;  // the experiment it was fitted on (its "experiment")
+  std::string topology;    // the machine it was fitted on (its "topology")
+  double scale = 1;        // the fitted scale of the placeholder non-slab times
+  bool this_machine = false;  // fitted on the machine asked about
+};
+
+// Every fit of `workload` in configs/fits (the experiment's "workload" is it; calibration set and
+// seed checks alike): those fitted on `machine` first, then the others, each by name. A fit that
+// cannot be read is left out (validate reports it).
+std::vector<WorkloadFit> workload_fits(const std::string& home, const std::string& workload,
+                                       const std::string& machine);
+
+// The span of the non-slab time those fits and the placeholder itself (x1) give: {lowest, highest}.
+std::pair<double, double> fit_span(const std::vector<WorkloadFit>& fits);
 
 // The catalogue of a resolved job, in file order: topology, cost model, workload.
 std::vector<UncertainInput> uncertain_inputs(const Job& job);

@@ -16,15 +16,6 @@ namespace slubsim {
 
 namespace {
 
-const char* kind_text(ComparisonKind k) {
-  switch (k) {
-    case ComparisonKind::Knob: return "a sheaf knob within one kernel";
-    case ComparisonKind::WithinTree: return "kernels of one source tree";
-    case ComparisonKind::AcrossReleases: return "kernels of different releases";
-  }
-  return "?";
-}
-
 std::string vendor_of(const std::string& machine) { return machine.substr(0, machine.find('-')); }
 
 // "amd" -> "AMD", "intel" -> "Intel": as the vendor writes its name.
@@ -110,18 +101,81 @@ std::string summary(const std::vector<const Scored*>& cells) {
 
 }  // namespace
 
+ComparisonKind comparison_between(const Variant& a, const Variant& b) {
+  return a.kernel.name == b.kernel.name   ? ComparisonKind::Knob
+         : a.kernel.tree == b.kernel.tree ? ComparisonKind::WithinTree
+                                          : ComparisonKind::AcrossReleases;
+}
+
 std::vector<ComparisonKind> comparisons_of(const Job& job) {
-  std::vector<ComparisonKind> out;
   std::set<ComparisonKind> kinds;
-  for (std::size_t v = 0; v < job.variants.size(); ++v)
-    for (std::size_t w = v + 1; w < job.variants.size(); ++w) {
-      const Kernel& a = job.variants[v].kernel;
-      const Kernel& b = job.variants[w].kernel;
-      kinds.insert(a.name == b.name   ? ComparisonKind::Knob
-                   : a.tree == b.tree ? ComparisonKind::WithinTree
-                                      : ComparisonKind::AcrossReleases);
-    }
+  for (std::size_t v = 0; v < job.variants.size(); ++v) {
+    const std::size_t base = baseline_variant(job, v);
+    if (base != v) kinds.insert(comparison_between(job.variants[base], job.variants[v]));
+  }
   return {kinds.begin(), kinds.end()};
+}
+
+std::map<ComparisonKind, RecordWidth> record_widths(const std::string& home) {
+  std::map<ComparisonKind, RecordWidth> out;
+  const ComparisonKind kinds[] = {ComparisonKind::Knob, ComparisonKind::WithinTree, ComparisonKind::AcrossReleases};
+  for (ComparisonKind k : kinds) out[k] = RecordWidth{};
+  auto opt = [](const json& x, const char* key) -> std::optional<double> {
+    if (!x.contains(key) || !x[key].is_number()) return std::nullopt;
+    return x[key].get<double>();
+  };
+  try {
+    const json board = load_json_file(home + "/results/scoreboard.json");
+    const json& by_kind = board.at("record").at("kinds");
+    for (ComparisonKind k : kinds) {
+      if (!by_kind.contains(comparison_key(k))) continue;
+      const json& x = by_kind[comparison_key(k)];
+      RecordWidth& w = out[k];
+      w.found = true;
+      w.half_width_pp = opt(x, "answer_half_width_pp");
+      w.cells = x.value("cells", 0);
+      w.covered = x.value("covered", 0);
+      w.tables = x.value("tables", 0);
+      w.median_width_pp = opt(x, "median_width_pp");
+      if (x.contains("inputs_interval")) {
+        const json& i = x["inputs_interval"];
+        w.inputs_cells = i.value("cells", 0);
+        w.inputs_covered = i.value("covered", 0);
+        w.inputs_median_width_pp = opt(i, "median_width_pp");
+        w.inputs_from = "results/scoreboard.json";
+      }
+    }
+  } catch (const std::exception&) {
+    return out;  // no scoreboard, or one from before the record: said where printed
+  }
+  try {
+    const json last = load_json_file(home + "/configs/record/inputs-interval.json");
+    for (ComparisonKind k : kinds) {
+      RecordWidth& w = out[k];
+      if (!w.inputs_from.empty() || !last.at("kinds").contains(comparison_key(k))) continue;
+      const json& i = last["kinds"][comparison_key(k)];
+      w.inputs_cells = i.value("cells", 0);
+      w.inputs_covered = i.value("covered", 0);
+      w.inputs_median_width_pp = opt(i, "median_width_pp");
+      w.inputs_from = fmt::format("the last scoreboard with intervals, at {}", last.value("commit", "?"));
+    }
+  } catch (const std::exception&) {
+  }
+  return out;
+}
+
+std::string record_width_text(ComparisonKind k, const RecordWidth& w) {
+  if (!w.found) return fmt::format("{}: no record (results/scoreboard.json has none for it)", comparison_text(k));
+  std::string out = fmt::format(
+      "{}: with the model's record {} ({} of {} published deltas held, {:.0f}%, one table left out; {} tables)",
+      comparison_text(k), w.half_width_pp ? fmt::format("±{:.1f} points", *w.half_width_pp) : "unbounded",
+      w.covered, w.cells, w.cells ? 100.0 * w.covered / w.cells : 0.0, w.tables);
+  if (w.inputs_from.empty())
+    out += "; the inputs' interval: never measured on the scoreboard";
+  else
+    out += fmt::format("; the inputs' interval alone held {} of {} ({:.0f}%, {})", w.inputs_covered, w.inputs_cells,
+                       w.inputs_cells ? 100.0 * w.inputs_covered / w.inputs_cells : 0.0, w.inputs_from);
+  return out;
 }
 
 std::string record_lines(const Job& job, const std::vector<ComparisonKind>& kinds) {
@@ -147,14 +201,14 @@ std::string record_lines(const Job& job, const std::vector<ComparisonKind>& kind
       else other.push_back(&c), other_sockets.insert(sockets);
     }
     if (!same.empty())
-      out += fmt::format("  {} on {}-socket {}: {}\n", kind_text(k), job.machine.nr_sockets, shown, summary(same));
+      out += fmt::format("  {} on {}-socket {}: {}\n", comparison_text(k), job.machine.nr_sockets, shown, summary(same));
     else if (!other.empty())
-      out += fmt::format("  {}: none on a {}-socket {} machine; on {}-socket {}: {}\n", kind_text(k),
+      out += fmt::format("  {}: none on a {}-socket {} machine; on {}-socket {}: {}\n", comparison_text(k),
                          job.machine.nr_sockets, shown, fmt::join(other_sockets, ", "), shown, summary(other));
     else
       out += fmt::format("  {}: nothing close was validated (no scored table of this kind, of a workload that "
                          "shares a cache with this one, on a machine of this vendor)\n",
-                         kind_text(k));
+                         comparison_text(k));
   }
   if (tables.on_machine.empty())
     out += fmt::format("  {}: not validated (no published table was scored on it)", job.machine.name);
@@ -162,10 +216,10 @@ std::string record_lines(const Job& job, const std::vector<ComparisonKind>& kind
     out += fmt::format("  {}: validated in {}", job.machine.name, fmt::join(tables.on_machine, ", "));
   std::size_t estimates = 0, placeholders = 0;
   for (const auto& in : uncertain_inputs(job)) {
-    if (in.name.rfind("topology.latency_ns.", 0) == 0 && in.kind == UncertainInput::Kind::Estimate) ++estimates;
+    if (in.name.rfind("topology.latency_ns.", 0) == 0 && estimated(in)) ++estimates;
     if (in.kind == UncertainInput::Kind::Placeholder) ++placeholders;
   }
-  out += fmt::format("; {} of its latencies estimated, {} non-slab times placeholders ('slubsim inputs')\n", estimates,
+  out += fmt::format("; {} of its latencies estimated or copied, {} non-slab times placeholders ('slubsim inputs')\n", estimates,
                      placeholders);
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 #include <fmt/format.h>
 
 #include "models/random.h"
@@ -15,8 +17,8 @@ constexpr int kDraws = 20000;
 constexpr double kZ95 = 1.959964;  // a settled mean's 95% half-width over its standard error
 constexpr double kLowQuantile = 0.05, kHighQuantile = 0.95;  // the 90% interval
 
-double delta_pct(const JobResult& r, std::size_t v, std::size_t row) {
-  const double base = row_mean(r, 0, row).ops;
+double delta_pct(const JobResult& r, std::size_t base_variant, std::size_t v, std::size_t row) {
+  const double base = row_mean(r, base_variant, row).ops;
   return base > 0 ? 100.0 * (row_mean(r, v, row).ops / base - 1.0) : 0.0;
 }
 
@@ -75,7 +77,7 @@ std::vector<Factor> uncertainty_factors(const Job& job, UncertaintyMode mode) {
   std::size_t nl = 0, nn = 0;
   for (const auto& in : inputs) {
     if (!ranged(in)) continue;
-    if (in.name.rfind("topology.latency_ns.", 0) == 0 && in.kind == UncertainInput::Kind::Estimate) {
+    if (in.name.rfind("topology.latency_ns.", 0) == 0 && estimated(in)) {
       lat.low.push_back(set_item(in.name, (*in.range)[0]));
       lat.high.push_back(set_item(in.name, (*in.range)[1]));
       lat.position += place(in);
@@ -91,17 +93,16 @@ std::vector<Factor> uncertainty_factors(const Job& job, UncertaintyMode mode) {
   }
   if (nl) {
     lat.position /= static_cast<double>(nl);
-    lat.what = fmt::format("the {} estimated latencies of {} together, each over the range its source states", nl,
-                           job.machine.name);
+    lat.what = fmt::format("the {} estimated or copied latencies of {} together, each over its range ('slubsim "
+                           "inputs' says whose)",
+                           nl, job.machine.name);
     out.push_back(lat);
   }
   if (nn) {
     nonslab.position /= static_cast<double>(nn);
-    nonslab.scale_lo = nonslab.scale_hi = 1;  // the span of the calibration fits and x1 (inputs.h)
-    for (const auto& [fit, scale] : calibration_scales(job.request.home, job.program.name)) {
-      nonslab.scale_lo = std::min(nonslab.scale_lo, scale);
-      nonslab.scale_hi = std::max(nonslab.scale_hi, scale);
-    }
+    // The span of every fit of the workload and x1 (inputs.h), as the catalogue's ranges.
+    std::tie(nonslab.scale_lo, nonslab.scale_hi) =
+        fit_span(workload_fits(job.request.home, job.program.name, job.machine.name));
     nonslab.what = fmt::format(fmt::runtime(nonslab.what), nn);
     out.push_back(nonslab);
   }
@@ -184,16 +185,20 @@ std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nomi
                                            const std::vector<std::array<std::optional<JobResult>, 2>>& ends) {
   std::vector<DeltaInterval> out;
   for (std::size_t row = 0; row < job.nr_tasks.size(); ++row)
-    for (std::size_t v = 1; v < job.variants.size(); ++v) {
+    for (std::size_t v = 0; v < job.variants.size(); ++v) {
+      const std::size_t base = baseline_variant(job, v);
+      if (base == v) continue;
       DeltaInterval d;
       d.variant = v;
+      d.baseline = base;
       d.row = row;
-      d.delta = delta_pct(nominal, v, row);
-      const RowMean a = row_mean(nominal, 0, row), b = row_mean(nominal, v, row);
+      d.kind = comparison_between(job.variants[base], job.variants[v]);
+      d.delta = delta_pct(nominal, base, v, row);
+      const RowMean a = row_mean(nominal, base, row), b = row_mean(nominal, v, row);
       const double sigma = delta_sigma(d.delta, a.ops, a.half_width, b.ops, b.half_width);
       std::vector<std::array<double, 2>> at(factors.size());
       for (std::size_t f = 0; f < factors.size(); ++f)
-        for (std::size_t e = 0; e < 2; ++e) at[f][e] = ends[f][e] ? delta_pct(*ends[f][e], v, row) : d.delta;
+        for (std::size_t e = 0; e < 2; ++e) at[f][e] = ends[f][e] ? delta_pct(*ends[f][e], base, v, row) : d.delta;
       const Spread s = spread_of(d.delta, sigma, factors, at, job.request.seed, 0x756e63ULL + v, row);
       d.low = s.low;
       d.high = s.high;
@@ -203,49 +208,108 @@ std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nomi
   return out;
 }
 
+void add_record(std::vector<DeltaInterval>& intervals, const std::map<ComparisonKind, RecordWidth>& widths) {
+  for (auto& d : intervals) {
+    const auto it = widths.find(d.kind);
+    if (it == widths.end() || !it->second.found || !it->second.half_width_pp) continue;
+    const double h = *it->second.half_width_pp;
+    d.record = std::array<double, 2>{std::min(d.low, d.delta - h), std::max(d.high, d.delta + h)};
+  }
+}
+
+namespace {
+
+// What the deltas are against, for the header.
+std::string against_text(const Job& job) {
+  if (job.request.baseline == "kernel") return "the same kernel at its own settings (--baseline kernel)";
+  return job.variants.front().label;
+}
+
+}  // namespace
+
 std::string format_uncertainty(const Job& job, UncertaintyMode mode, const std::vector<Factor>& factors,
-                               const std::vector<DeltaInterval>& intervals) {
+                               const std::vector<DeltaInterval>& intervals,
+                               const std::map<ComparisonKind, RecordWidth>& widths) {
   std::string out = fmt::format(
-      "uncertainty (--uncertainty {}): each variant against {}, its delta at the nominal inputs and a 90% interval "
-      "over the inputs' ranges and the windows' own noise (sim/trust/uncertainty.h)\n",
-      mode == UncertaintyMode::Quick ? "quick" : "full", job.variants.front().label);
-  if (factors.empty()) out += "  no uncertain input with a range: the interval is the windows' noise alone\n";
+      "uncertainty (--uncertainty {}): each variant against {}, its delta at the nominal inputs and two 90% "
+      "intervals:\n"
+      "  inputs:  over the inputs' ranges and the windows' own noise (sim/trust/uncertainty.h); it assumes the "
+      "model right\n"
+      "  record:  the delta plus or minus the model's own error on published tables of the same kind of "
+      "comparison, joined with the inputs' (sim/trust/conformal.h); the one to act on\n",
+      mode == UncertaintyMode::Quick ? "quick" : "full", against_text(job));
+  std::set<ComparisonKind> kinds;
+  for (const auto& d : intervals) kinds.insert(d.kind);
+  out += "how often each held the published delta on the scoreboard (results/scoreboard.json):\n";
+  for (ComparisonKind k : kinds) {
+    const auto it = widths.find(k);
+    out += fmt::format("  {}\n", record_width_text(k, it == widths.end() ? RecordWidth{} : it->second));
+  }
+  if (factors.empty()) out += "  no uncertain input with a range: the inputs' interval is the windows' noise alone\n";
   for (const auto& f : factors) out += fmt::format("  factor {}: {}\n", f.name, f.what);
-  std::size_t width = 7;
+  std::size_t width = 7, against = 7;
   for (const auto& v : job.variants) width = std::max(width, v.label.size());
-  out += fmt::format("{:>8}  {:<{}} {:>8} {:>20}  {}\n", "nr_task", "variant", width, "delta", "90% interval",
-                     "decided by");
+  for (const auto& d : intervals) against = std::max(against, job.variants[d.baseline].label.size());
+  out += fmt::format("{:>8}  {:<{}} {:<{}} {:>8} {:>20} {:>20}  {}\n", "nr_task", "variant", width, "against", against,
+                     "delta", "inputs 90%", "record 90%", "decided by (inputs)");
   bool outside = false;
   for (const auto& d : intervals) {
     outside = outside || d.delta < d.low || d.delta > d.high;
-    out += fmt::format("{:>8}  {:<{}} {:>+7.1f}% {:>20}  {}\n", job.nr_tasks[d.row], job.variants[d.variant].label,
-                       width, d.delta, fmt::format("[{:+.1f}%, {:+.1f}%]", d.low, d.high),
+    out += fmt::format("{:>8}  {:<{}} {:<{}} {:>+7.1f}% {:>20} {:>20}  {}\n", job.nr_tasks[d.row],
+                       job.variants[d.variant].label, width, job.variants[d.baseline].label, against, d.delta,
+                       fmt::format("[{:+.1f}%, {:+.1f}%]", d.low, d.high),
+                       d.record                                                   ? fmt::format("[{:+.1f}%, {:+.1f}%]", (*d.record)[0], (*d.record)[1])
+                       : widths.count(d.kind) && widths.at(d.kind).found ? std::string("unbounded")
+                                                                         : std::string("no record"),
                        d.decided_by.empty() ? "-" : d.decided_by);
     if (!d.flip.empty()) out += fmt::format("{:>8}  {:<{}} the delta {}\n", "", "", width, d.flip);
   }
   if (outside)
-    out += "a delta outside its interval: the nominal inputs sit at or near an end of a range (the placeholder "
-           "non-slab times are the top of their fits' span), so most of the range lies to one side\n";
+    out += "a delta outside its inputs' interval: the nominal inputs sit at or near an end of a range (the "
+           "placeholder non-slab times are the top of their fits' span), so most of the range lies to one side\n";
   return out;
 }
 
 json uncertainty_json(const Job& job, UncertaintyMode mode, const std::vector<Factor>& factors,
-                      const std::vector<DeltaInterval>& intervals) {
+                      const std::vector<DeltaInterval>& intervals,
+                      const std::map<ComparisonKind, RecordWidth>& widths) {
+  auto r2 = [](double v) { return std::round(100 * v) / 100; };
   json fs = json::array();
   for (const auto& f : factors)
     fs.push_back({{"name", f.name}, {"what", f.what}, {"low", f.low}, {"high", f.high}, {"position", f.position}});
   json ds = json::array();
+  std::set<ComparisonKind> kinds;
   for (const auto& d : intervals) {
+    kinds.insert(d.kind);
     json x = {{"nr_task", job.nr_tasks[d.row]},
               {"variant", job.variants[d.variant].label},
-              {"against", job.variants.front().label},
-              {"delta_pct", std::round(100 * d.delta) / 100},
-              {"interval_90_pct", {std::round(100 * d.low) / 100, std::round(100 * d.high) / 100}},
+              {"against", job.variants[d.baseline].label},
+              {"kind", comparison_key(d.kind)},
+              {"delta_pct", r2(d.delta)},
+              {"interval_90_pct", {r2(d.low), r2(d.high)}},
+              {"record_interval_90_pct", d.record ? json{r2((*d.record)[0]), r2((*d.record)[1])} : json(nullptr)},
               {"decided_by", d.decided_by}};
     if (!d.flip.empty()) x["flip"] = d.flip;
     ds.push_back(x);
   }
-  return {{"mode", mode == UncertaintyMode::Quick ? "quick" : "full"}, {"factors", fs}, {"deltas", ds}};
+  json record = json::object();
+  for (ComparisonKind k : kinds) {
+    const auto it = widths.find(k);
+    const RecordWidth w = it == widths.end() ? RecordWidth{} : it->second;
+    json x = {{"found", w.found}};
+    if (w.found) {
+      x["half_width_pp"] = w.half_width_pp ? json(r2(*w.half_width_pp)) : json(nullptr);
+      x["scoreboard"] = {{"cells", w.cells}, {"covered", w.covered}, {"tables", w.tables}};
+    }
+    if (!w.inputs_from.empty())
+      x["inputs_interval"] = {{"cells", w.inputs_cells}, {"covered", w.inputs_covered}, {"measured", w.inputs_from}};
+    record[comparison_key(k)] = x;
+  }
+  return {{"mode", mode == UncertaintyMode::Quick ? "quick" : "full"},
+          {"baseline", job.request.baseline},
+          {"factors", fs},
+          {"record", record},
+          {"deltas", ds}};
 }
 
 }  // namespace slubsim

@@ -6,7 +6,7 @@
 // Design (2026-12-04):
 //   factors  quick: two groups, each moved together to both ends of its members' ranges, as
 //            advise does: the machine's estimated latencies, the workload's placeholder non-slab
-//            times (the span of its calibration fits). full: every catalogued input with a range,
+//            times (the span of every fit of the workload). full: every catalogued input with a range,
 //            alone (a one-at-a-time screening: Morris with one trajectory per input at the
 //            ends). An end where the nominal value already sits is not run again.
 //   runs     each end is the whole job again with the end's --set items: every variant and task
@@ -25,12 +25,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/run/job.h"
 #include "sim/trust/inputs.h"
+#include "sim/trust/record.h"
 
 namespace slubsim {
 
@@ -73,11 +75,15 @@ std::string deciding_input(const std::vector<Factor>& factors, const std::vector
 // The windows' noise on a delta of `delta` percent between means a and b with 95% half-widths.
 double delta_sigma(double delta, double a, double a_half_width, double b, double b_half_width);
 
-// One delta: variant v against variant 0 at row `row`, in percent.
+// One delta: variant v against its baseline (--baseline) at row `row`, in percent.
 struct DeltaInterval {
-  std::size_t variant = 0, row = 0;
+  std::size_t variant = 0, baseline = 0, row = 0;
+  ComparisonKind kind = ComparisonKind::Knob;
   double delta = 0;          // at the nominal inputs
-  double low = 0, high = 0;  // the 90% interval
+  double low = 0, high = 0;  // the 90% interval over the inputs
+  // The 90% interval with the model's record (add_record): none when the record is unbounded
+  // or missing.
+  std::optional<std::array<double, 2>> record;
   std::string decided_by;    // the factor that moves it most, with its ends
   std::string flip;          // where the sign flips inside that factor's range, or ""
 };
@@ -86,9 +92,15 @@ struct DeltaInterval {
 std::vector<DeltaInterval> delta_intervals(const Job& job, const JobResult& nominal, const std::vector<Factor>& factors,
                                            const std::vector<std::array<std::optional<JobResult>, 2>>& ends);
 
+// Each delta's interval with the model's record: the delta plus or minus its kind's half-width,
+// joined with the inputs' interval (sim/trust/conformal.h).
+void add_record(std::vector<DeltaInterval>& intervals, const std::map<ComparisonKind, RecordWidth>& widths);
+
 std::string format_uncertainty(const Job& job, UncertaintyMode mode, const std::vector<Factor>& factors,
-                               const std::vector<DeltaInterval>& intervals);
+                               const std::vector<DeltaInterval>& intervals,
+                               const std::map<ComparisonKind, RecordWidth>& widths);
 json uncertainty_json(const Job& job, UncertaintyMode mode, const std::vector<Factor>& factors,
-                      const std::vector<DeltaInterval>& intervals);
+                      const std::vector<DeltaInterval>& intervals,
+                      const std::map<ComparisonKind, RecordWidth>& widths);
 
 }  // namespace slubsim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 namespace slubsim {
@@ -51,6 +52,18 @@ std::optional<double> Totals::agree_pct() const {
   return 100.0 * agree / cells;
 }
 
+std::optional<double> Totals::record_coverage_pct() const {
+  if (record_cells == 0) return std::nullopt;
+  return 100.0 * record_covered / record_cells;
+}
+
+std::optional<std::array<double, 2>> CellScore::record_interval() const {
+  if (!record || !record_half_width || !sim_delta) return std::nullopt;
+  std::array<double, 2> r{*sim_delta - *record_half_width, *sim_delta + *record_half_width};
+  if (interval) r = {std::min(r[0], interval->low), std::max(r[1], interval->high)};
+  return r;
+}
+
 bool CellInterval::undetermined() const {
   auto cls = [](double d) { return d <= -kNoChangeBandPct ? -1 : d >= kNoChangeBandPct ? 1 : 0; };
   return cls(low) != cls(high);
@@ -58,7 +71,7 @@ bool CellInterval::undetermined() const {
 
 Totals totals(const std::vector<const CellScore*>& cells) {
   Totals t;
-  std::vector<double> errors, widths;
+  std::vector<double> errors, widths, record_widths;
   for (const auto* c : cells) {
     if (c->excluded) {
       ++t.excluded;
@@ -67,6 +80,16 @@ Totals totals(const std::vector<const CellScore*>& cells) {
     ++t.cells;
     if (c->agree) ++t.agree;
     if (c->abs_error_pp) errors.push_back(*c->abs_error_pp);
+    if (c->record && c->sim_delta) {
+      ++t.record_cells;
+      if (const auto r = c->record_interval()) {
+        if ((*r)[0] <= c->published_delta && c->published_delta <= (*r)[1]) ++t.record_covered;
+        record_widths.push_back((*r)[1] - (*r)[0]);
+      } else {
+        ++t.record_unbounded;
+        ++t.record_covered;
+      }
+    }
     if (!c->interval) continue;
     ++t.intervals;
     if (c->interval->covers(c->published_delta)) ++t.covered;
@@ -79,6 +102,7 @@ Totals totals(const std::vector<const CellScore*>& cells) {
   }
   t.median_abs_error_pp = median(errors);
   t.median_width_pp = median(widths);
+  t.record_median_width_pp = median(record_widths);
   return t;
 }
 
@@ -239,9 +263,39 @@ CounterTotals counter_totals(const std::vector<const CounterScore*>& rows) {
   return t;
 }
 
+// The kind of comparison of every cell, from its variants' kernels (the same preset name: a knob
+// within one kernel) and trees; then each cell's record half-width, left one table out, from the
+// scored cells of every experiment's best topology (sim/trust/conformal.h).
+void add_record(Scoreboard& b) {
+  for (auto& e : b.experiments) {
+    std::map<std::string, std::string> kernel_of;
+    for (const auto& v : e.experiment->variants) kernel_of[v.name] = v.kernel;
+    for (auto& t : e.topologies)
+      for (auto& c : t.cells)
+        c.kind = c.cell->across_releases                                   ? ComparisonKind::AcrossReleases
+                 : kernel_of[c.cell->baseline] == kernel_of[c.cell->test] ? ComparisonKind::Knob
+                                                                           : ComparisonKind::WithinTree;
+  }
+  b.residuals.clear();
+  for (const auto& e : b.experiments) {
+    if (e.topologies.empty()) continue;
+    for (const auto& c : e.topologies[e.best].cells)
+      if (!c.excluded && c.abs_error_pp) b.residuals.push_back({e.experiment->id, c.kind, *c.abs_error_pp});
+  }
+  for (auto& e : b.experiments)
+    for (auto& t : e.topologies)
+      for (auto& c : t.cells) {
+        if (c.excluded || !c.sim_delta) continue;
+        c.record = true;
+        c.record_half_width = record_half_width(b.residuals, e.experiment->id, c.kind);
+      }
+}
+
 Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   Scoreboard b;
   b.experiments = std::move(experiments);
+  for (auto& e : b.experiments) finish(e);
+  add_record(b);
   std::vector<const CellScore*> cal, seed, cal_all, seed_all;
   for (auto& e : b.experiments) {
     finish(e);
@@ -269,6 +323,10 @@ Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
       if (!c->cell->across_releases) out.push_back(c);
     return out;
   };
+  std::vector<const CellScore*> knob, kernels;
+  for (const CellScore* c : within) (c->kind == ComparisonKind::Knob ? knob : kernels).push_back(c);
+  b.knob = totals(knob);
+  b.within_tree_kernels = totals(kernels);
   b.within_tree_calibration = totals(within_only(cal));
   b.within_tree_seeds = totals(within_only(seed));
   // Sensitivity over throughput comparisons, each once, on each experiment's best topology.

@@ -1,11 +1,13 @@
 // Scoring simulated deltas against published ones (docs/reference/VALIDATION.md, "Scoring").
 // Pure arithmetic: no simulation, no files.
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/config/config.h"
+#include "sim/trust/conformal.h"
 #include "sim/validate/experiment.h"
 #include "sim/validate/fit.h"
 
@@ -40,6 +42,15 @@ struct CellScore {
   std::optional<double> sim_delta;  // none when the simulated baseline is 0
   bool agree = false;
   std::optional<double> abs_error_pp;
+  // The comparison it makes (make_scoreboard: from the variants' kernels and trees).
+  ComparisonKind kind = ComparisonKind::WithinTree;
+  // The interval with the model's record (sim/trust/conformal.h): the simulated delta plus or
+  // minus the half-width the other tables' cells of its kind give (joined with `interval` when
+  // there is one). record: it was computed; record_half_width none: too few cells, unbounded.
+  bool record = false;
+  std::optional<double> record_half_width;
+  // [low, high] of that interval; none when unbounded or not computed.
+  std::optional<std::array<double, 2>> record_interval() const;
 };
 
 // (test - base) / base * 100; none if base is 0.
@@ -61,6 +72,12 @@ struct Totals {
   // structural misses), and the intervals' median width in points.
   int intervals = 0, covered = 0, undetermined = 0, undetermined_agree = 0, unreached = 0;
   std::optional<double> median_width_pp;
+  // The interval with the model's record, left one table out: of the cells that have it, how
+  // many hold the published delta (an unbounded one always does), how many are unbounded, and
+  // the bounded ones' median width in points.
+  int record_cells = 0, record_covered = 0, record_unbounded = 0;
+  std::optional<double> record_median_width_pp;
+  std::optional<double> record_coverage_pct() const;
 };
 Totals totals(const std::vector<const CellScore*>& cells);
 Totals totals(const std::vector<CellScore>& cells);
@@ -177,6 +194,10 @@ struct Scoreboard {
   // Cells within one tree again, split by set: the calibration set's, and the seed checks', whose
   // non-slab time is borrowed rather than fitted.
   Totals within_tree_calibration, within_tree_seeds;
+  // The cells of each kind of comparison (best topologies), for the record's coverage by kind.
+  Totals knob, within_tree_kernels;
+  // Every scored cell of each experiment's best topology, for the record interval of an answer.
+  std::vector<Residual> residuals;
   Sensitivity sens_overall, sens_within_tree, sens_across_releases;
   Sensitivity sens_within_tree_calibration, sens_within_tree_seeds;
   // Profile rows on each experiment's best topology: baseline states and predicted states.

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <cmath>
+#include <set>
 #include <fmt/format.h>
 
 namespace slubsim {
@@ -51,6 +52,15 @@ std::string intervals_text(const Totals& t) {
                      t.undetermined_agree, t.unreached);
 }
 
+// Of a set's cells: how the interval with the model's record fares, one table left out.
+std::string record_text(const Totals& t) {
+  if (!t.record_cells) return "no cell with the model's record";
+  return fmt::format("the interval with the model's record (90%, one table left out) holds the published delta in "
+                     "{}/{} ({:.1f}%), median width {} points{}",
+                     t.record_covered, t.record_cells, *t.record_coverage_pct(), pp(t.record_median_width_pp),
+                     t.record_unbounded ? fmt::format(", {} unbounded (too few other cells)", t.record_unbounded) : "");
+}
+
 std::string totals_line(const Totals& t) {
   if (t.cells == 0) return fmt::format("no scored cell ({} excluded)", t.excluded);
   std::string line = fmt::format("sign agreement {}/{} ({:.1f}%), median abs error {} pp ({} excluded)", t.agree,
@@ -96,6 +106,12 @@ json totals_json(const Totals& t) {
                       {"undetermined", t.undetermined},
                       {"undetermined_agree", t.undetermined_agree},
                       {"out_of_reach", t.unreached}};
+  if (t.record_cells)
+    j["record_interval"] = {{"cells", t.record_cells},
+                            {"covered", t.record_covered},
+                            {"coverage_pct", num_or_null(t.record_coverage_pct(), 2)},
+                            {"unbounded", t.record_unbounded},
+                            {"median_width_pp", num_or_null(t.record_median_width_pp, 2)}};
   return j;
 }
 
@@ -299,6 +315,9 @@ std::string scoreboard_text(const Scoreboard& b) {
   out += fmt::format("  within one source tree: {}\n", totals_line(b.within_tree));
   out += fmt::format("  across releases:        {}\n", totals_line(b.across_releases));
   out += fmt::format("every topology:    {}\n", totals_line(b.overall_all));
+  out += "the model's record as an interval (sim/trust/conformal.h):\n";
+  out += fmt::format("  within one source tree: {}\n", record_text(b.within_tree));
+  out += fmt::format("  across releases:        {}\n", record_text(b.across_releases));
   out += fmt::format("sensitivity within one source tree: {}\n", sensitivity_line(b.sens_within_tree));
   out += fmt::format("            across releases:        {}\n", sensitivity_line(b.sens_across_releases));
   out += fmt::format("            all:                    {}\n", sensitivity_line(b.sens_overall));
@@ -386,6 +405,39 @@ std::string intervals_md(const Scoreboard& b) {
   return out;
 }
 
+// What an answer's half-width is for each kind of comparison: from every table's cells.
+std::optional<double> answer_half_width(const Scoreboard& b, ComparisonKind k) {
+  return record_half_width(b.residuals, "", k);
+}
+
+const char* kRecordNote =
+    "The interval with the model's record (sim/trust/conformal.h, docs/design.md \"The interval with the model's "
+    "record\"): the simulated delta plus or minus the 90% split-conformal quantile of the model's absolute errors "
+    "on the scored cells of the same kind of comparison, joined with the inputs' interval where there is one. On "
+    "the scoreboard a table's half-width comes from the other tables' cells only (leave one table out), so the "
+    "coverage it reports is out of sample; an answer's (run --uncertainty, advise) comes from every table's. Each "
+    "experiment on its best topology.";
+
+std::string record_md(const Scoreboard& b) {
+  std::string out = fmt::format(
+      "\n| interval with the model's record (90%, one table left out) | cells | holds published | median width "
+      "(points) | an answer's half-width (points) |\n|---|---|---|---|---|\n");
+  auto row = [&](const std::string& what, const Totals& t, std::optional<ComparisonKind> k) {
+    if (!t.record_cells) return;
+    const auto hw = k ? answer_half_width(b, *k) : std::nullopt;
+    out += fmt::format("| {} | {} | {} ({:.1f}%) | {} | {} |\n", what, t.record_cells, t.record_covered,
+                       *t.record_coverage_pct(), pp(t.record_median_width_pp),
+                       k ? (hw ? fmt::format("±{:.1f}", *hw) : std::string("unbounded")) : std::string("-"));
+  };
+  row("a sheaf knob within one kernel", b.knob, ComparisonKind::Knob);
+  row("kernels of one source tree", b.within_tree_kernels, ComparisonKind::WithinTree);
+  row("within one source tree (both of the above)", b.within_tree, std::nullopt);
+  row("across releases", b.across_releases, ComparisonKind::AcrossReleases);
+  row("all", b.overall, std::nullopt);
+  out += fmt::format("\n{}\n", kRecordNote);
+  return out;
+}
+
 std::string scoreboard_markdown(const Scoreboard& b) {
   std::string out;
   out += "# slubsim validation scoreboard\n\n";
@@ -412,6 +464,7 @@ std::string scoreboard_markdown(const Scoreboard& b) {
   out += totals_md_row("within one source tree: calibration set", b.within_tree_calibration);
   out += totals_md_row("within one source tree: seed checks", b.within_tree_seeds);
   out += fmt::format("\n{}\n", kAcrossReleasesNote);
+  out += record_md(b);
   if (b.overall_all.intervals) out += intervals_md(b);
   out += "\n| sensitivity (best topology) | comparisons | median \\|sim\\| / median \\|pub\\| | slope | Spearman |\n"
          "|---|---|---|---|---|\n";
@@ -532,6 +585,24 @@ json scoreboard_json(const Scoreboard& b) {
   j["within_tree_calibration_set"] = totals_json(b.within_tree_calibration);
   j["within_tree_seed_checks"] = totals_json(b.within_tree_seeds);
   j["across_releases_note"] = kAcrossReleasesNote;
+  {
+    json kinds = json::object();
+    const std::pair<ComparisonKind, const Totals*> by_kind[] = {{ComparisonKind::Knob, &b.knob},
+                                                                {ComparisonKind::WithinTree, &b.within_tree_kernels},
+                                                                {ComparisonKind::AcrossReleases, &b.across_releases}};
+    for (const auto& [k, t] : by_kind) {
+      std::set<std::string> tables;
+      for (const auto& r : b.residuals)
+        if (r.kind == k) tables.insert(r.table);
+      const json tj = totals_json(*t);
+      json x = tj.value("record_interval", json::object());
+      if (tj.contains("intervals")) x["inputs_interval"] = tj["intervals"];
+      x["tables"] = tables.size();
+      x["answer_half_width_pp"] = num_or_null(answer_half_width(b, k), 2);
+      kinds[comparison_key(k)] = x;
+    }
+    j["record"] = {{"level_pct", rounded(100 * kRecordLevel, 0)}, {"kinds", kinds}, {"note", kRecordNote}};
+  }
   j["sensitivity"] = {{"within_tree", sensitivity_json(b.sens_within_tree)},
                       {"across_releases", sensitivity_json(b.sens_across_releases)},
                       {"all", sensitivity_json(b.sens_overall)},
@@ -606,6 +677,7 @@ json scoreboard_json(const Scoreboard& b) {
         if (cell.lower_is_better) cj["published_throughput_delta_pct"] = rounded(c.published_delta, 2);
         cj["no_change"] = c.no_change;
         cj["across_releases"] = cell.across_releases;
+        cj["kind"] = comparison_key(c.kind);
         if (c.excluded) {
           cj["excluded"] = cell.excluded;
         } else {
@@ -614,6 +686,10 @@ json scoreboard_json(const Scoreboard& b) {
           cj["simulated_delta_pct"] = num_or_null(c.sim_delta, 2);
           cj["abs_error_pp"] = num_or_null(c.abs_error_pp, 2);
           cj["agree"] = c.agree;
+          if (c.record) {
+            const auto r = c.record_interval();
+            cj["record_interval_pct"] = r ? json{rounded((*r)[0], 2), rounded((*r)[1], 2)} : json(nullptr);
+          }
           if (c.interval) {
             cj["interval_90_pct"] = {rounded(c.interval->low, 2), rounded(c.interval->high, 2)};
             cj["reach_pct"] = {rounded(c.interval->reach_low, 2), rounded(c.interval->reach_high, 2)};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: slubsim import (sim/machine/hwloc_import.h).
 #  - An lstopo XML of a large machine imports to a topology `run --topology FILE` accepts, its
-#    latency classes marked as copied from the named preset.
+#    latency classes marked as copied from the named preset, with the preset's ranges (slubsim
+#    inputs: kind copied).
 #  - This machine through libhwloc and through tools/import-topology.py (lscpu, the fallback)
 #    give the same layout: sockets, nodes, cores, LLC domains.
 #  - Bad XML, a missing file or a missing option: FILE: what is wrong, exit 2, no output file.
@@ -18,6 +19,20 @@ data="$src/tests/data/hwloc"
   ok "run --topology accepts the imported file" || fail "run on the imported topology"
 grep -q '"source": "copied from preset amd-epyc-2s-192c-4n: ' "$tmp/epyc.json" && ok "latencies marked as copied" ||
   fail "latencies not marked"
+"$bin" inputs --topology "$tmp/epyc.json" --workload mmap2 --json >"$tmp/inputs.json" 2>"$tmp/inputs.err" &&
+  "$py" - "$tmp/inputs.json" "$src/configs/topologies/amd-epyc-2s-192c-4n.json" <<'PY' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+preset = json.load(open(sys.argv[2]))
+got = {i["name"]: i for i in d["inputs"]}
+for c, v in preset["latency_ns"].items():
+    i = got["topology.latency_ns." + c]
+    assert i["kind"] == "copied" and i["value"] == v["value"], i
+    assert i.get("range") == v.get("range"), (i, v)
+    if "range" in v:
+        assert i["range_source"] == "preset amd-epyc-2s-192c-4n's: " + v.get("range_source", "the range its source states"), i
+PY
+  ok "slubsim inputs: copied latencies, the preset's ranges" || { fail "inputs on the import"; cat "$tmp/inputs.err"; }
 
 # This machine: libhwloc against the lscpu importer.
 if lscpu -p=CPU,CORE,SOCKET,NODE,CACHE >"$tmp/host.lscpu" 2>/dev/null; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: tools/import-topology.py turns lscpu / sysfs samples into topologies that slubsim
-# loads and runs; malformed input gives exit code 2, a message naming file and line, no output.
+# loads and runs, the preset's latencies copied with their ranges (slubsim inputs: kind copied);
+# malformed input gives exit code 2, a message naming file and line, no output.
 # $1 = slubsim binary, $2 = tests/data/import.
 set -uo pipefail
 bin=$1
@@ -35,9 +36,33 @@ for k in ("size_kb", "hit_ns"):
 for c, v in b["latency_ns"].items():
     assert a["latency_ns"][c]["value"] == v["value"], c
     assert a["latency_ns"][c]["source"].endswith(v["source"]), c
+# Each copy keeps the preset's range, its source naming the preset (as slubsim import writes it).
+copies = [(a["latency_ns"][c], v) for c, v in b["latency_ns"].items()]
+copies += [(a["smt_private_work_factor"], b["smt_private_work_factor"])]
+copies += [(a["llc"][k], b["llc"][k]) for k in ("size_kb", "hit_ns")]
+for x, v in copies:
+    assert x["source"].startswith("copied from preset amd-epyc-2s-192c-4n"), x
+    assert x.get("range") == v.get("range"), (x, v)
+    if "range" in v:
+        want = v.get("range_source", "the range its source states")
+        assert x["range_source"] == "preset amd-epyc-2s-192c-4n's: " + want, x
+    else:
+        assert "range_source" not in x, x
 assert "node_distance" not in a
 PY
   run_sim "$tmp/hao.json"
+  "$bin" inputs --topology "$tmp/hao.json" --workload mmap2 --json >"$tmp/inputs.json" 2>"$tmp/inputs.err" &&
+  "$py" - "$tmp/inputs.json" <<'PY' && ok "slubsim inputs: the copies are kind copied, the preset's estimates with ranges" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+lat = [i for i in d["inputs"] if i["name"].startswith("topology.latency_ns.")]
+assert len(lat) == 8, lat
+for i in lat:
+    assert i["kind"] == "copied", i
+    if "estimate" in i["source"]:
+        assert "range" in i and i["range_source"].startswith("preset amd-epyc-2s-192c-4n's: "), i
+PY
+    fail "slubsim inputs on the import: $(cat "$tmp/inputs.err")"
 else
   fail "lscpu import exited $?"
 fi

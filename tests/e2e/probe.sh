@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: slubsim probe on this machine (sim/machine/probe.h). It ends within a minute, writes
 # a topology `run --topology FILE` accepts, the classes it measured marked measured with a range
-# around the value, the others copied from the preset (never marked measured), and it says which
-# it could not measure. SIGTERM stops it with nothing written. The figures themselves are not
+# around the value, the others copied from the preset (never marked measured) with the preset's
+# range, and it says which it could not measure. SIGTERM stops it with nothing written. The figures themselves are not
 # asserted: they are this host's. $1 = slubsim binary.
 set -uo pipefail
 bin=$1
@@ -13,7 +13,7 @@ timeout 120 "$bin" probe --latencies-from small-2s-8c --name here --out "$tmp/he
 rc=$?
 took=$(( $(date +%s) - start ))
 [ $rc -eq 0 ] && [ $took -lt 60 ] && ok "probe: done in ${took} s" || { fail "probe: exit $rc after ${took} s"; cat "$tmp/probe.err"; }
-"$py" - "$tmp/here.json" "$tmp/probe.out" <<'PY' && ok "measured classes marked measured with ranges; the rest copied" || fail "probe output"
+"$py" - "$tmp/here.json" "$tmp/probe.out" "$(dirname "$0")/../../configs/topologies/small-2s-8c.json" <<'PY' && ok "measured classes marked measured with ranges; the rest copied" || fail "probe output"
 import json, sys
 d = json.load(open(sys.argv[1]))
 out = open(sys.argv[2]).read()
@@ -24,8 +24,13 @@ for c in measured:
     v = d["latency_ns"][c]
     lo, hi = v["range"]
     assert 0 < lo <= v["value"] <= hi and v["range_source"], v
+preset = json.load(open(sys.argv[3]))["latency_ns"]
 for c in copied:
     assert f"{c}" in out and "not measured" in out, (c, out)
+    v = d["latency_ns"][c]
+    assert v.get("range") == preset[c].get("range"), (c, v)  # dram_*: never measured, the preset's range kept
+    if "range" in v:
+        assert v["range_source"].startswith("preset small-2s-8c's: "), v
 import os
 if os.cpu_count() >= 2:
     assert measured, "two CPUs and nothing measured"

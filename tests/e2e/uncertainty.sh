@@ -23,9 +23,12 @@ grep -q "^slubsim: pass 1 of 4: the question, 4 points$" "$tmp/a.err" &&
   grep -q "^slubsim: pass 2 of 4: latency estimates at its low end, 4 points$" "$tmp/a.err" && [ $passes -eq 4 ] &&
   grep -Eq "^slubsim: wall time [0-9.]+ s in all, 4 passes$" "$tmp/a.err" &&
   ok "each pass: its name, its points' progress and wall time; then the total" || { fail "passes on stderr"; cat "$tmp/a.err"; }
-grep -Eq "^ +4  v7.0 +[+-][0-9.]+% +\[[+-][0-9.]+%, [+-][0-9.]+%\]  (non-slab placeholders|latency estimates|the windows' own noise)" "$tmp/a.txt" &&
-  grep -q "^  factor latency estimates: the 2 estimated latencies of small-2s-8c" "$tmp/a.txt" &&
-  ok "each delta: value, 90% interval, deciding input" || { fail "uncertainty table"; cat "$tmp/a.txt"; }
+iv='\[[+-][0-9.]+%, [+-][0-9.]+%\]'
+grep -Eq "^ +4  v7.0 +v6.17 +[+-][0-9.]+% +$iv +$iv  (non-slab placeholders|latency estimates|the windows' own noise)" "$tmp/a.txt" &&
+  grep -q "^  record:  the delta plus or minus the model's own error" "$tmp/a.txt" &&
+  grep -Eq "^  kernels of different releases: with the model's record ±[0-9.]+ points \([0-9]+ of [0-9]+ published deltas held, [0-9]+%, one table left out; [0-9]+ tables\); the inputs' interval alone held [0-9]+ of [0-9]+" "$tmp/a.txt" &&
+  grep -q "^  factor latency estimates: the 2 estimated or copied latencies of small-2s-8c" "$tmp/a.txt" &&
+  ok "each delta: value, both 90% intervals with their coverage, deciding input" || { fail "uncertainty table"; cat "$tmp/a.txt"; }
 "$py" - "$tmp/out/uncertainty.json" <<'PY' && ok "uncertainty.json" || fail "uncertainty.json"
 import json, sys
 u = json.load(open(sys.argv[1]))
@@ -34,6 +37,22 @@ assert len(u["deltas"]) == 2
 for d in u["deltas"]:
     lo, hi = d["interval_90_pct"]
     assert lo <= hi and d["against"] == "v6.17" and d["decided_by"], d
+    # The interval with the record holds the inputs' interval and the delta, and is wider.
+    rlo, rhi = d["record_interval_90_pct"]
+    assert d["kind"] == "across_releases" and rlo <= lo and hi <= rhi and rlo < d["delta_pct"] < rhi, d
+r = u["record"]["across_releases"]
+assert r["found"] and r["half_width_pp"] > 0 and r["scoreboard"]["tables"] >= 1, r
+PY
+# --baseline kernel: v7.0 at capacity 64 against v7.0 at its own settings, a knob within one kernel.
+"$bin" run --topology small-2s-8c --workload mmap1 --kernel v7.0 --sheaf-capacity maple_node=64 --baseline kernel \
+  --nr-task 4 --jobs 2 --uncertainty quick --out "$tmp/own" >"$tmp/own.txt" 2>/dev/null || fail "run --baseline kernel"
+"$py" - "$tmp/own/uncertainty.json" <<'PY' && ok "--baseline kernel: capacity against the kernel's own" || { fail "--baseline kernel"; cat "$tmp/own.txt"; }
+import json, sys
+u = json.load(open(sys.argv[1]))
+assert u["baseline"] == "kernel" and len(u["deltas"]) == 1, u
+d = u["deltas"][0]
+assert d["variant"] == "v7.0_sheaf_capacity=maple_node=64" and d["against"] == "v7.0" and d["kind"] == "knob", d
+assert d["record_interval_90_pct"] is not None, d
 PY
 "$bin" run --topology small-2s-8c --nr-task 4 --uncertainty medium 2>"$tmp/bad.err" >/dev/null
 rc=$?
