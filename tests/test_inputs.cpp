@@ -194,6 +194,23 @@ TEST_CASE("inputs: every estimate of every preset has a range with a source") {
   }
 }
 
+TEST_CASE("inputs: every latency a preset uses has a range, so a copy of it keeps one") {
+  // slubsim import and probe copy a preset's latency classes with their ranges: a used class
+  // without one would give an imported machine a copied latency that never moves.
+  // small-2s-8c is the tests' synthetic machine: its figures are fixtures the topology tests
+  // break one at a time, and no one imports a box's latencies from it.
+  for (const auto& topology : stems("configs/topologies")) {
+    if (topology == "small-2s-8c") continue;
+    CAPTURE(topology);
+    const json doc = load_json_file(test::source_dir() + "/configs/topologies/" + topology + ".json");
+    for (const auto& [name, figure] : doc.at("latency_ns").items()) {
+      CAPTURE(name);
+      if (figure.at("source").get<std::string>().rfind("unused", 0) == 0) continue;
+      CHECK(figure.contains("range"));  // without range_source: the range its source states
+    }
+  }
+}
+
 TEST_CASE("inputs: GNR mmap2's non-slab span reaches the machine's own fit, named first") {
   const std::string gnr = "intel-gnr-2s-344t-4n";
   const std::string own = "seed-zhao-liu-spare-sheaf-gnr." + gnr;
