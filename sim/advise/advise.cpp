@@ -630,6 +630,9 @@ std::string advice_table(const AdvisePlan& plan, const json& advice) {
        "knob within one kernel (the interval with the record, sim/trust/conformal.h); fragile: another setting won "
        "at some end (named), so the pick depends on inputs the model does not know for this machine, or the gain "
        "is within what the model has got wrong on published tables of that kind\n";
+  t += fmt::format("robust is judged against: {}\n",
+                   record_width_text(ComparisonKind::Knob,
+                                     record_widths(plan.request.base.home)[ComparisonKind::Knob]));
   return t;
 }
 

@@ -25,7 +25,8 @@ grep -q "| 8 |" "$tmp/local.out" && ok "the table has a row per task count" || f
 # The report says what the gains are measured against and what robust means.
 grep -q "^defaults (v7.0.s own): .*maple_node: sheaf_capacity 32, max_full_sheaves" "$tmp/local.out" &&
   grep -q "^robust: the pick, the runner-up and the defaults were run again at each end" "$tmp/local.out" &&
-  ok "the report names the defaults and defines robust" || { fail "defaults / robust lines"; cat "$tmp/local.out"; }
+  grep -Eq "^robust is judged against: a sheaf knob within one kernel: with the model's record ±[0-9.]+ points" "$tmp/local.out" &&
+  ok "the report names the defaults, defines robust and gives the record it is judged on" || { fail "defaults / robust / record lines"; cat "$tmp/local.out"; }
 # A pick at an end of a knob's searched values is flagged (unless that end's rung also stands for
 # the values past it), in advice.json and in the table.
 "$py" - "$tmp/local/advice.json" "$tmp/local.out" <<'PY' && ok "a pick at the edge of the searched range is flagged" || fail "at_edge"
