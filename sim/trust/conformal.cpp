@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace slubsim {
 
@@ -19,6 +20,12 @@ constexpr KindNames kKindNames[] = {{"knob", "a sheaf knob within one kernel"},
 }  // namespace
 
 const char* comparison_key(ComparisonKind k) { return kKindNames[static_cast<int>(k)].key; }
+std::optional<ComparisonKind> comparison_of_key(const std::string& key) {
+  for (std::size_t k = 0; k < std::size(kKindNames); ++k)
+    if (key == kKindNames[k].key) return static_cast<ComparisonKind>(k);
+  return std::nullopt;
+}
+
 const char* comparison_text(ComparisonKind k) { return kKindNames[static_cast<int>(k)].text; }
 
 std::optional<double> conformal_quantile(std::vector<double> abs_errors, double level) {
@@ -30,6 +37,10 @@ std::optional<double> conformal_quantile(std::vector<double> abs_errors, double 
   if (n == 0 || rank > n) return std::nullopt;
   std::nth_element(abs_errors.begin(), abs_errors.begin() + static_cast<std::ptrdiff_t>(rank - 1), abs_errors.end());
   return abs_errors[rank - 1];
+}
+
+std::array<double, 2> record_interval(double delta, double half_width, double low, double high) {
+  return {std::min(low, delta - half_width), std::max(high, delta + half_width)};
 }
 
 std::optional<double> record_half_width(const std::vector<Residual>& residuals, const std::string& table,

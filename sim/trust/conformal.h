@@ -16,6 +16,7 @@
 // step); the errors of tables not yet published are like those of the published ones. Not
 // assumed: any shape of the error (no normality, no sign).
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ namespace slubsim {
 enum class ComparisonKind { Knob, WithinTree, AcrossReleases };
 // "knob", "within_tree", "across_releases": the scoreboard's keys.
 const char* comparison_key(ComparisonKind k);
+// The kind a key names; none for any other text.
+std::optional<ComparisonKind> comparison_of_key(const std::string& key);
 // "a sheaf knob within one kernel", ...: for the reader.
 const char* comparison_text(ComparisonKind k);
 
@@ -41,6 +44,10 @@ struct Residual {
 // The ceil((n + 1) * level)-th smallest of the n values; none when that rank is above n (too few
 // cells for the level: the interval is unbounded).
 std::optional<double> conformal_quantile(std::vector<double> abs_errors, double level = kRecordLevel);
+
+// The interval with the model's record of a delta: delta -+ half_width, joined with the inputs'
+// interval [low, high] (pass the delta for both when there is none).
+std::array<double, 2> record_interval(double delta, double half_width, double low, double high);
 
 // The half-width for a cell of `table` and `kind` from the cells of `residuals` of that kind
 // whose table is another (leave one table out); `table` "" uses them all (an answer's).

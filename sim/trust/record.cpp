@@ -56,9 +56,6 @@ Tables read_tables(const std::string& home, const json& board, const std::string
         const Program p = parse_workload(load_json_file(wf), wf);
         family[workload] = std::any_of(p.caches.begin(), p.caches.end(), [&](const std::string& c) { return caches.count(c) > 0; });
       }
-      const json config = load_json_file(home + "/configs/experiments/" + id + ".json");
-      std::map<std::string, std::string> kernel_of;
-      for (const auto& v : config.at("variants")) kernel_of[v.at("name").get<std::string>()] = v.at("kernel").get<std::string>();
       for (const auto& t : e.at("topologies")) {
         const std::string topology = t.at("topology").get<std::string>();
         std::size_t agree = 0, n = 0;
@@ -71,11 +68,9 @@ Tables read_tables(const std::string& home, const json& board, const std::string
         const int sockets = parse_topology(load_json_file(tf), tf).nr_sockets;
         for (const auto& c : t.at("cells")) {
           if (!c.at("agree").is_boolean()) continue;  // excluded from the score
-          ComparisonKind k = ComparisonKind::WithinTree;
-          if (c.at("across_releases").get<bool>()) k = ComparisonKind::AcrossReleases;
-          else if (kernel_of[c.at("baseline").get<std::string>()] == kernel_of[c.at("test").get<std::string>()])
-            k = ComparisonKind::Knob;
-          out.cells.push_back({sockets, {id, k, c.at("agree").get<bool>(), c.at("abs_error_pp").get<double>()}});
+          const auto k = comparison_of_key(c.value("kind", ""));  // as validate set it
+          if (!k) continue;  // a scoreboard from before the kinds
+          out.cells.push_back({sockets, {id, *k, c.at("agree").get<bool>(), c.at("abs_error_pp").get<double>()}});
         }
       }
     } catch (const std::exception&) {

@@ -212,8 +212,7 @@ void add_record(std::vector<DeltaInterval>& intervals, const std::map<Comparison
   for (auto& d : intervals) {
     const auto it = widths.find(d.kind);
     if (it == widths.end() || !it->second.found || !it->second.half_width_pp) continue;
-    const double h = *it->second.half_width_pp;
-    d.record = std::array<double, 2>{std::min(d.low, d.delta - h), std::max(d.high, d.delta + h)};
+    d.record = record_interval(d.delta, *it->second.half_width_pp, d.low, d.high);
   }
 }
 
@@ -252,16 +251,18 @@ std::string format_uncertainty(const Job& job, UncertaintyMode mode, const std::
   for (const auto& d : intervals) against = std::max(against, job.variants[d.baseline].label.size());
   out += fmt::format("{:>8}  {:<{}} {:<{}} {:>8} {:>20} {:>20}  {}\n", "nr_task", "variant", width, "against", against,
                      "delta", "inputs 90%", "record 90%", "decided by (inputs)");
+  auto interval_text = [](double low, double high) { return fmt::format("[{:+.1f}%, {:+.1f}%]", low, high); };
+  auto record_text = [&](const DeltaInterval& d) {
+    if (d.record) return interval_text((*d.record)[0], (*d.record)[1]);
+    const auto it = widths.find(d.kind);
+    return std::string(it != widths.end() && it->second.found ? "unbounded" : "no record");
+  };
   bool outside = false;
   for (const auto& d : intervals) {
     outside = outside || d.delta < d.low || d.delta > d.high;
     out += fmt::format("{:>8}  {:<{}} {:<{}} {:>+7.1f}% {:>20} {:>20}  {}\n", job.nr_tasks[d.row],
                        job.variants[d.variant].label, width, job.variants[d.baseline].label, against, d.delta,
-                       fmt::format("[{:+.1f}%, {:+.1f}%]", d.low, d.high),
-                       d.record                                                   ? fmt::format("[{:+.1f}%, {:+.1f}%]", (*d.record)[0], (*d.record)[1])
-                       : widths.count(d.kind) && widths.at(d.kind).found ? std::string("unbounded")
-                                                                         : std::string("no record"),
-                       d.decided_by.empty() ? "-" : d.decided_by);
+                       interval_text(d.low, d.high), record_text(d), d.decided_by.empty() ? "-" : d.decided_by);
     if (!d.flip.empty()) out += fmt::format("{:>8}  {:<{}} the delta {}\n", "", "", width, d.flip);
   }
   if (outside)

@@ -59,9 +59,8 @@ std::optional<double> Totals::record_coverage_pct() const {
 
 std::optional<std::array<double, 2>> CellScore::record_interval() const {
   if (!record || !record_half_width || !sim_delta) return std::nullopt;
-  std::array<double, 2> r{*sim_delta - *record_half_width, *sim_delta + *record_half_width};
-  if (interval) r = {std::min(r[0], interval->low), std::max(r[1], interval->high)};
-  return r;
+  return slubsim::record_interval(*sim_delta, *record_half_width, interval ? interval->low : *sim_delta,
+                                  interval ? interval->high : *sim_delta);
 }
 
 bool CellInterval::undetermined() const {
@@ -265,8 +264,9 @@ CounterTotals counter_totals(const std::vector<const CounterScore*>& rows) {
 
 // The kind of comparison of every cell, from its variants' kernels (the same preset name: a knob
 // within one kernel) and trees; then each cell's record half-width, left one table out, from the
-// scored cells of every experiment's best topology (sim/trust/conformal.h).
-void add_record(Scoreboard& b) {
+// scored cells of every experiment's best topology (sim/trust/conformal.h); then each topology's
+// totals again, with the record.
+static void assign_record(Scoreboard& b) {
   for (auto& e : b.experiments) {
     std::map<std::string, std::string> kernel_of;
     for (const auto& v : e.experiment->variants) kernel_of[v.name] = v.kernel;
@@ -289,16 +289,17 @@ void add_record(Scoreboard& b) {
         c.record = true;
         c.record_half_width = record_half_width(b.residuals, e.experiment->id, c.kind);
       }
+  for (auto& e : b.experiments)
+    for (auto& t : e.topologies) t.totals = totals(t.cells);
 }
 
 Scoreboard make_scoreboard(std::vector<ExperimentScore> experiments) {
   Scoreboard b;
   b.experiments = std::move(experiments);
-  for (auto& e : b.experiments) finish(e);
-  add_record(b);
+  for (auto& e : b.experiments) finish(e);  // the best topology, whose cells the record is made of
+  assign_record(b);
   std::vector<const CellScore*> cal, seed, cal_all, seed_all;
   for (auto& e : b.experiments) {
-    finish(e);
     bool c = e.experiment->calibration_set;
     for (std::size_t i = 0; i < e.topologies.size(); ++i)
       for (const auto& cell : e.topologies[i].cells) {
