@@ -43,6 +43,9 @@ struct Tables {
   std::vector<std::string> on_machine;        // "id (signs a/n)"
 };
 
+// A scored cell of the scoreboard: an excluded one has no "agree" (nor a simulated delta).
+bool scored(const json& cell) { return cell.contains("agree") && cell["agree"].is_boolean(); }
+
 Tables read_tables(const std::string& home, const json& board, const std::string& vendor,
                    const std::set<std::string>& caches, const std::string& machine) {
   Tables out;
@@ -60,14 +63,14 @@ Tables read_tables(const std::string& home, const json& board, const std::string
         const std::string topology = t.at("topology").get<std::string>();
         std::size_t agree = 0, n = 0;
         for (const auto& c : t.at("cells"))
-          if (c.at("agree").is_boolean()) ++n, agree += c.at("agree").get<bool>() ? 1 : 0;
+          if (scored(c)) ++n, agree += c.at("agree").get<bool>() ? 1 : 0;
         if (topology == machine) out.on_machine.push_back(fmt::format("{} (signs {}/{})", id, agree, n));
         if (topology != e.at("best_topology").get<std::string>() || vendor_of(topology) != vendor || !family[workload])
           continue;
         const std::string tf = home + "/configs/topologies/" + topology + ".json";
         const int sockets = parse_topology(load_json_file(tf), tf).nr_sockets;
         for (const auto& c : t.at("cells")) {
-          if (!c.at("agree").is_boolean()) continue;  // excluded from the score
+          if (!scored(c)) continue;
           const auto k = comparison_of_key(c.value("kind", ""));  // as validate set it
           if (!k) continue;  // a scoreboard from before the kinds
           out.cells.push_back({sockets, {id, *k, c.at("agree").get<bool>(), c.at("abs_error_pp").get<double>()}});
