@@ -153,6 +153,8 @@ Params params_of(const Kernel& k, const Setup& su) {
   f.spare_sheaf = k.has("spare-sheaf");
   f.remote_refill_trylock = k.has("remote-refill-trylock");
   f.skip_freelist = k.has("skip-freelist");
+  f.refill_any_node = k.has("refill-any-node");
+  f.refill_from_partial = k.has("refill-from-partial");
   f.freelist_random = false;
   f.remote_node_defrag_ratio = 1024;
   p.page_alloc.pcp_batch = su.pcp_batch;
@@ -282,7 +284,7 @@ TEST_CASE("paths: every preset maps to its front-end, patches and per-cache swit
       {"v6.19", FrontendKind::SheavesOnCpuPartial, {}, 52, 7, false, kCap, 0},
       {"v6.18-sheaves-bench", FrontendKind::SheavesOnCpuPartial, {}, 52, 7, false, kCap, 0},
       // 7.0: no cpu partial at all; every cache has sheaves: 28 automatic, maple_node's 32 a minimum.
-      {"v7.0", FrontendKind::Sheaves, {"spare-sheaf", "remote-refill-trylock"}, 0, 0, false, kCap, 28},
+      {"v7.0", FrontendKind::Sheaves, {"spare-sheaf", "refill-any-node", "remote-refill-trylock"}, 0, 0, false, kCap, 28},
   };
   for (const Want& w : wants) {
     INFO(std::string(w.preset));
@@ -791,6 +793,81 @@ TEST_CASE("paths: 7.0 refill from a remote node's partial list with the remote-r
           {Stat::ALLOC_FASTPATH, 1}},
          locks);
     CHECK(r.s().node[1].nr_partial == 0);
+  }
+}
+
+TEST_CASE("paths: sheaves-for-all v4 10/22 over cpu partial: sheaf refills from the node partial list") {
+  // S9 with refill-from-partial on 6.19 (L2 without the any-node pass): refill_sheaf calls
+  // __refill_objects on the local node, never the cpu slab. The first refill finds no partial
+  // slab: two new slabs, wholly taken (no ALLOC_SLOWPATH, no DEACTIVATE_BYPASS, no cpu slab).
+  Rig r("v6.19", Setup{.nodes = 2, .patches = {"+refill-from-partial"}});
+  step(r, "S9 / L2 refill from new slabs (v4 10/22)", [&] { r.alloc(); },
+       {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_ALLOC, 1}, {Stat::SHEAF_REFILL, kCap}, {Stat::ALLOC_SLAB, 2},
+        {Stat::ALLOC_PCS, 1}},
+       {{zone_lock("rmqueue_bulk"), 1}, {barn_lock("barn_put_empty_sheaf"), 1}});
+  CHECK(r.s().cpu[0].slab == nullptr);
+  // Three slabs on node 0's partial list with 15, 16 and 16 free objects (flush_cpu puts the
+  // sheaves' objects back; the cpu partial list is drained to the node list), and node 1 gets
+  // two partial slabs the refill must not touch (no any-node pass before 46dea1744498).
+  std::vector<void*> node1;
+  for (std::uint32_t i = 0; i < 2 * kObjs; ++i) node1.push_back(r.alloc(1));
+  for (std::uint32_t i = 0; i < 2; ++i) r.free(node1[i * kObjs]);
+  for (std::uint32_t i = 1; i < kCap; ++i) r.alloc();
+  r.alloc();  // the 33rd: a second refill from two more new slabs, one object of it used
+  r.flush();
+  const std::uint32_t node1_partial = r.s().node[1].nr_partial;
+  REQUIRE(node1_partial == 2);
+  REQUIRE(r.s().node[0].nr_partial == 2);  // the 33rd's slabs: 15 and 16 free
+  // The refill of the next allocation: one list_lock hold takes both (31 < 32), then a new
+  // slab for the last object (its 15 leftover to node 0's list under list_lock): node 1's
+  // partial slabs stay where they are.
+  step(r, "S9 / L2 refill from the local partial list (v4 10/22)", [&] { r.alloc(); },
+       {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_REFILL, kCap}, {Stat::ALLOC_SLAB, 1}, {Stat::ALLOC_PCS, 1}},
+       {{list_lock("__refill_objects_node"), 1}, {list_lock("refill_objects"), 1},
+        {barn_lock("barn_get_empty_sheaf"), 1}, {barn_lock("barn_put_empty_sheaf"), 1}});
+  CHECK(r.s().node[1].nr_partial == node1_partial);
+  CHECK(r.s().node[0].nr_partial == 1);
+  CHECK(r.s().cpu[0].slab == nullptr);
+}
+
+TEST_CASE("paths: v4 10/22 gives a refill's surplus back to the cpu partial list, not the node list") {
+  // L2's overshoot: get_partial_node_bulk takes slabs until min is reached, even past max; the
+  // objects beyond max go back by do_slab_free. 7.0 (v4 12/22 on): __slab_free of a full slab
+  // takes the node's list_lock and puts it at the tail (FREE_ADD_PARTIAL). 6.19 + 10/22: the
+  // slab is full after get_freelist_nofreeze, so its first free puts it on this CPU's cpu
+  // partial list (CPU_PARTIAL_FREE) without the lock: "we did put the previously full slabs
+  // there, avoiding the lock" (Vlastimil Babka on T02).
+  for (bool v4_10 : {true, false}) {
+    Rig r(v4_10 ? "v6.19" : "v7.0", Setup{.patches = v4_10 ? std::vector<std::string>{"+refill-from-partial"}
+                                                             : std::vector<std::string>{"-refill-any-node"}});
+    // Three slabs with 12 free objects each and one with 16 on node 0's list, in some order:
+    // whichever two come first hold 24 to 28 < 32, so the third is taken too and overshoots.
+    std::vector<void*> held = r.alloc_n(48);
+    std::map<Slab*, std::vector<void*>> by_slab;
+    for (void* o : held) by_slab[r.slab_of(o)].push_back(o);
+    int freed_slabs = 0;
+    for (auto& [slab, objs] : by_slab) {
+      if (objs.size() != kObjs || freed_slabs == 3) continue;
+      for (std::uint32_t i = 0; i < 12; ++i) r.free(objs[i]);
+      ++freed_slabs;
+    }
+    REQUIRE(freed_slabs == 3);
+    r.flush();
+    REQUIRE(r.s().node[0].nr_partial == 4);
+    // flush_cpu freed the sheaves: a new one (SHEAF_ALLOC) is the vessel, as on the first
+    // allocation (6.19 puts the old empty main into the barn, 7.0 keeps it as the spare).
+    Stats want = {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_ALLOC, 1}, {Stat::SHEAF_REFILL, kCap}, {r.pop(), 1}};
+    Locks locks = {{list_lock("__refill_objects_node"), 1}};
+    if (v4_10) {
+      want[Stat::CPU_PARTIAL_FREE] = 1;
+      want[Stat::FREE_SLOWPATH] = 1;  // __slab_free counts itself in 6.x
+      locks[barn_lock("barn_put_empty_sheaf")] = 1;
+    } else {
+      want[Stat::FREE_ADD_PARTIAL] = 1;
+      locks[list_lock("__slab_free")] = 1;
+    }
+    step(r, "S9 / L2 refill overshoot, surplus by do_slab_free", [&] { r.alloc(); }, want, locks);
+    CHECK(r.s().node[0].nr_partial == (v4_10 ? 1u : 2u));
   }
 }
 

@@ -98,6 +98,10 @@ class CpuPartial final : public Frontend {
     }
   }
 
+  Co<void> do_slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) override {
+    if (!free_to_cpu_slab(e, s, slab, head, tail, cnt)) co_await slab_free(e, s, slab, head, tail, cnt);
+  }
+
   // flush_cpu_slab: deactivate the cpu slab, drain the cpu partial list.
   Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu) override {
     Frame frame(e, "flush_cpu_slab");

@@ -1,7 +1,8 @@
 // The per-CPU caching layer in front of the slabs, one implementation per kernel generation:
 //   cpu_partial.cpp  cpu slab + cpu partial list (<= 6.7 eager freezing; 6.8-6.17 delayed)
 //   sheaves.cpp      percpu sheaves and per-node barns, on top of one of:
-//                    cpu_partial.cpp (6.18/6.19, sheaves only for caches that ask) or
+//                    cpu_partial.cpp (6.18/6.19, sheaves only for caches that ask; with
+//                    refill-from-partial, sheaves-for-all v4 10/22, refills from slab_layer.cpp) or
 //                    slab_layer.cpp (7.0, sheaves for all, no cpu slabs)
 // Paths follow the kernel's own order; each front-end file opens with its states and locks.
 #pragma once
@@ -37,6 +38,10 @@ class Frontend {
   // kmem_cache_alloc_bulk / kmem_cache_free_bulk. alloc_bulk returns how many it got (all or 0).
   virtual Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) = 0;
   virtual Co<void> free_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) = 0;
+  // do_slab_free of a detached list (head..tail, cnt objects of one slab): the cpu slab's
+  // lockless push where the generation has one and the slab is the cpu slab, else __slab_free.
+  // How a refill from the slab layer gives its surplus back to the layer whose free path runs.
+  virtual Co<void> do_slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) = 0;
   // flush_cpu_slab for `cpu`, run by e (kmem_cache_shrink's flush_all, CPU hot-remove).
   virtual Co<void> flush_cpu(Exec& e, KmemCache& s, int cpu) = 0;
   // kmem_cache_shrink's per-front-end part, after every CPU was flushed (barn_shrink).

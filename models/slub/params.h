@@ -61,6 +61,12 @@ struct Features {
   bool spare_sheaf = false;           // keep an empty main as the spare (Jan 2026)
   bool remote_refill_trylock = false; // trylock remote list_locks in __refill_objects_any
   bool skip_freelist = false;         // no freelist for whole-slab bulk refill (Mar 2026)
+  // Sheaves over cpu partial (6.18/6.19) refilled from the node partial list, not through the
+  // cpu slab ("slab: add optimized sheaf refill from partial list", sheaves-for-all v4 10/22).
+  bool refill_from_partial = false;
+  // A refill short of objects on the local node tries the other nodes' partial lists before a
+  // new slab (46dea1744498 "slab: refill sheaves from all nodes", 7.0).
+  bool refill_any_node = true;
 };
 
 // CPU time of allocator work that touches no shared state (global cost constants,
@@ -132,8 +138,8 @@ struct Params {
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;
-  // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC and
-  // costs.slub.aged_store_overlap; "memory" (false) = DRAM, one store at a time.
+  // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC; "memory"
+  // (false) = DRAM. A flush's stores overlap by costs.slub.aged_store_overlap in both.
   bool aged_lines_in_llc = false;  // models/rcu.h TickGracePeriods instead of a fixed period
   RcuBatchLimits rcu_batch;  // default: every ready callback at once
   SoftirqLimits softirq;     // default: one round at every softirq point the workload offers

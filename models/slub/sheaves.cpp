@@ -25,8 +25,9 @@ namespace {
 
 class Sheaves final : public Frontend {
  public:
-  Sheaves(Slub& slub, std::unique_ptr<Frontend> below, bool v7)
-      : slub_(slub), below_(std::move(below)), v7_(v7), f_(slub.params().features), c_(slub.costs()) {
+  Sheaves(Slub& slub, std::unique_ptr<Frontend> below, bool v7, std::unique_ptr<Frontend> refill)
+      : slub_(slub), below_(std::move(below)), refill_(std::move(refill)), v7_(v7), f_(slub.params().features),
+        c_(slub.costs()) {
     for (int i = 0; i < slub.nr_caches(); ++i) {
       KmemCache& s = slub.cache(i);
       if (!s.sheaf_capacity) continue;
@@ -140,7 +141,10 @@ class Sheaves final : public Frontend {
     std::size_t to_fill = sheaf->capacity - sheaf->size();
     if (to_fill == 0) co_return true;
     std::vector<void*> got(to_fill);
-    std::size_t filled = co_await below_->alloc_bulk(e, s, to_fill, got.data());
+    // v4 10/22: __refill_objects from the node partial list; an oversize prefill still takes
+    // __kmem_cache_alloc_bulk through the cpu slab.
+    Frontend& from = refill_ && !sheaf->oversize ? *refill_ : *below_;
+    std::size_t filled = co_await from.alloc_bulk(e, s, to_fill, got.data());
     sheaf->objects.insert(sheaf->objects.end(), got.begin(), got.begin() + static_cast<std::ptrdiff_t>(filled));
     e.spend(c_.sheaf_array_store_per_object * static_cast<Time>(filled));
     if (!sheaf->oversize) s.stat(Stat::SHEAF_REFILL, filled);
@@ -240,6 +244,10 @@ class Sheaves final : public Frontend {
   }
 
   // --- bulk --------------------------------------------------------------------------------
+
+  Co<void> do_slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) override {
+    co_await below_->do_slab_free(e, s, slab, head, tail, cnt);
+  }
 
   Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) override {
     Frame frame(e, "kmem_cache_alloc_bulk");
@@ -744,6 +752,8 @@ class Sheaves final : public Frontend {
 
   Slub& slub_;
   std::unique_ptr<Frontend> below_;
+  // Where refill_sheaf gets its objects when not from below_ (v4 10/22 over cpu partial).
+  std::unique_ptr<Frontend> refill_;
   bool v7_;
   const Features& f_;
   const PathCosts& c_;
@@ -755,8 +765,9 @@ class Sheaves final : public Frontend {
 
 }  // namespace
 
-std::unique_ptr<Frontend> make_sheaves_frontend(Slub& slub, std::unique_ptr<Frontend> below, bool v7) {
-  return std::make_unique<Sheaves>(slub, std::move(below), v7);
+std::unique_ptr<Frontend> make_sheaves_frontend(Slub& slub, std::unique_ptr<Frontend> below, bool v7,
+                                                std::unique_ptr<Frontend> refill) {
+  return std::make_unique<Sheaves>(slub, std::move(below), v7, std::move(refill));
 }
 
 }  // namespace slubsim::slub

@@ -3,10 +3,14 @@
 //   alloc_slow  ___slab_alloc: ONE object from a node partial slab (one list_lock hold per
 //               object) or from a new slab whose rest goes to the partial list
 //   alloc_bulk  refill_objects: whole slab freelists from the local node's partial list (one
-//               list_lock hold takes several slabs), then remote nodes (trylock with the
-//               remote-refill-trylock patch), then new local slabs
+//               list_lock hold takes several slabs), then remote nodes (refill-any-node;
+//               trylock with the remote-refill-trylock patch), then new local slabs
 //   free_slow   __slab_free (7.0): list_lock only on full->partial and ->empty transitions
 //   free_bulk   detached freelists, one __slab_free each
+//
+// It is also the refill engine of sheaves-for-all v4 10/22 over the cpu partial front-end
+// (refill-from-partial): then only alloc_bulk is used, and what it gives back goes through the
+// cpu partial front-end's do_slab_free (`surplus`).
 //
 // Slab states (7.0): node partial = on_partial; taken off the list by a refill = !on_partial
 // and not full; full = !on_partial and no freelist. frozen is unused.
@@ -20,8 +24,13 @@ namespace {
 
 class SlabLayer final : public Frontend {
  public:
-  SlabLayer(Slub& slub, bool remote_trylock, bool skip_freelist)
-      : slub_(slub), c_(slub.costs()), remote_trylock_(remote_trylock), skip_freelist_(skip_freelist) {}
+  SlabLayer(Slub& slub, bool remote_trylock, bool skip_freelist, bool any_node, Frontend* surplus)
+      : slub_(slub),
+        c_(slub.costs()),
+        remote_trylock_(remote_trylock),
+        skip_freelist_(skip_freelist),
+        any_node_(any_node),
+        surplus_(surplus) {}
 
   void* alloc_fast(Exec&, KmemCache&, int) override { return nullptr; }
   bool free_fast(Exec&, KmemCache&, Slab*, void*) override { return false; }
@@ -56,8 +65,12 @@ class SlabLayer final : public Frontend {
     while (size) {
       Slub::DetachedFreelist df;
       size = slub_.build_detached_freelist(e, s, objs, size, df);
-      co_await slab_free(e, s, df.slab, df.head, df.tail, df.cnt);
+      co_await give_back(e, s, df.slab, df.head, df.tail, df.cnt);
     }
+  }
+
+  Co<void> do_slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) override {
+    co_await slab_free(e, s, slab, head, tail, cnt);
   }
 
   Co<void> flush_cpu(Exec&, KmemCache&, int) override { co_return; }
@@ -71,9 +84,10 @@ class SlabLayer final : public Frontend {
     int local = e.mem_node();
     std::size_t r = co_await refill_from_node(e, s, s.node[local], p, min, max, true);
     if (r >= min) co_return r;
-    // __refill_objects_any: other nodes by distance, gated by remote_node_defrag_ratio.
+    // __refill_objects_any (46dea1744498): other nodes by distance, gated by
+    // remote_node_defrag_ratio. Before it (v4 10/22) only the local node, then new slabs.
     int ratio = slub_.params().features.remote_node_defrag_ratio;
-    if (ratio != 0 && static_cast<int>(slub_.rng(e.cpu()).below(1024)) <= ratio) {
+    if (any_node_ && ratio != 0 && static_cast<int>(slub_.rng(e.cpu()).below(1024)) <= ratio) {
       for (int n : slub_.params().numa.fallback[local]) {
         KmemCacheNode& kn = s.node[n];
         co_await e.read(kn.line);
@@ -144,7 +158,7 @@ class SlabLayer final : public Frontend {
           ++cnt;
         }
         e.spend(c_.freelist_walk_per_object * cnt);
-        co_await slab_free(e, s, slab, head, tail, cnt);
+        co_await give_back(e, s, slab, head, tail, cnt);
       }
     }
     if (i < taken.size()) {
@@ -250,6 +264,14 @@ class SlabLayer final : public Frontend {
     co_return obj;
   }
 
+  // Objects this layer took and does not keep: its own __slab_free (7.0), or do_slab_free of
+  // the generation whose free path runs (v4 10/22 over cpu partial: a refill's surplus slab,
+  // full after get_freelist_nofreeze, goes to this CPU's cpu partial list without list_lock).
+  Co<void> give_back(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
+    if (surplus_) co_await surplus_->do_slab_free(e, s, slab, head, tail, cnt);
+    else co_await slab_free(e, s, slab, head, tail, cnt);
+  }
+
   // __slab_free (7.0): no frozen slabs, no cpu partial lists.
   Co<void> slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
     Frame frame(e, "__slab_free");
@@ -307,12 +329,15 @@ class SlabLayer final : public Frontend {
   const PathCosts& c_;
   bool remote_trylock_;
   bool skip_freelist_;
+  bool any_node_;
+  Frontend* surplus_;  // not owned
 };
 
 }  // namespace
 
-std::unique_ptr<Frontend> make_slab_layer(Slub& slub, bool remote_trylock, bool skip_freelist) {
-  return std::make_unique<SlabLayer>(slub, remote_trylock, skip_freelist);
+std::unique_ptr<Frontend> make_slab_layer(Slub& slub, bool remote_trylock, bool skip_freelist, bool any_node,
+                                          Frontend* surplus) {
+  return std::make_unique<SlabLayer>(slub, remote_trylock, skip_freelist, any_node, surplus);
 }
 
 }  // namespace slubsim::slub

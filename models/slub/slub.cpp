@@ -51,12 +51,19 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
   switch (f.frontend) {
     case FrontendKind::CpuPartialFrozen: fe_ = make_cpu_partial_frontend(*this, true); break;
     case FrontendKind::CpuPartial: fe_ = make_cpu_partial_frontend(*this, false); break;
-    case FrontendKind::SheavesOnCpuPartial:
-      fe_ = make_sheaves_frontend(*this, make_cpu_partial_frontend(*this, false), false);
+    case FrontendKind::SheavesOnCpuPartial: {
+      auto below = make_cpu_partial_frontend(*this, false);
+      // v4 10/22: refills from the node partial list, their surplus back through the cpu
+      // partial generation's do_slab_free.
+      auto refill = f.refill_from_partial
+                        ? make_slab_layer(*this, f.remote_refill_trylock, f.skip_freelist, f.refill_any_node, below.get())
+                        : nullptr;
+      fe_ = make_sheaves_frontend(*this, std::move(below), false, std::move(refill));
       break;
+    }
     case FrontendKind::Sheaves:
       fe_ = make_sheaves_frontend(
-          *this, make_slab_layer(*this, f.remote_refill_trylock, f.skip_freelist), true);
+          *this, make_slab_layer(*this, f.remote_refill_trylock, f.skip_freelist, f.refill_any_node), true);
       break;
   }
   rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch, p_.rcu_grace_period_from_ticks);

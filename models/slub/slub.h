@@ -188,7 +188,13 @@ class Slub {
 };
 
 std::unique_ptr<Frontend> make_cpu_partial_frontend(Slub& slub, bool eager_freeze);
-std::unique_ptr<Frontend> make_slab_layer(Slub& slub, bool remote_trylock, bool skip_freelist);
-std::unique_ptr<Frontend> make_sheaves_frontend(Slub& slub, std::unique_ptr<Frontend> below, bool v7);
+// The 7.0 slab layer. surplus: where a refill's surplus and a failed bulk allocation's objects
+// go back (do_slab_free); nullptr = its own __slab_free (7.0). any_node: refill_from_node on the
+// other nodes before a new slab.
+std::unique_ptr<Frontend> make_slab_layer(Slub& slub, bool remote_trylock, bool skip_freelist, bool any_node,
+                                          Frontend* surplus = nullptr);
+// refill: where sheaf refills come from (nullptr = below's __kmem_cache_alloc_bulk).
+std::unique_ptr<Frontend> make_sheaves_frontend(Slub& slub, std::unique_ptr<Frontend> below, bool v7,
+                                                std::unique_ptr<Frontend> refill = nullptr);
 
 }  // namespace slubsim::slub

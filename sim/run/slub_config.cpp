@@ -219,6 +219,8 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.spare_sheaf = k.has("spare-sheaf");
   p.features.remote_refill_trylock = k.has("remote-refill-trylock");
   p.features.skip_freelist = k.has("skip-freelist");
+  p.features.refill_any_node = k.has("refill-any-node");
+  p.features.refill_from_partial = k.has("refill-from-partial");
   p.rcu_grace_period = costs.rcu_grace_period;
   p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
   p.aged_lines_in_llc = costs.aged_lines_in_llc;
@@ -234,11 +236,9 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.costs = costs.costs;
   p.page_alloc = costs.page_alloc;
   p.numa = numa_of(m);
-  // Lines a grace period old always in memory, their stores one at a time: the adopted model.
-  if (!p.aged_lines_in_llc) {
-    p.numa.llc_bytes = 0;
-    p.costs.aged_store_overlap = 1;
-  }
+  // Lines a grace period old always in memory unless costs.rcu.aged_lines says "llc"; how many
+  // of a flush's stores to them are in flight is costs.slub.aged_store_overlap either way.
+  if (!p.aged_lines_in_llc) p.numa.llc_bytes = 0;
   p.validate = validate;
   p.seed = seed;
   return p;
