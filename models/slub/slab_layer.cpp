@@ -10,7 +10,7 @@
 //
 // It is also the refill engine of sheaves-for-all v4 10/22 over the cpu partial front-end
 // (refill-from-partial): then only alloc_bulk is used, and what it gives back goes through the
-// cpu partial front-end's do_slab_free (`surplus`).
+// cpu partial front-end's do_slab_free (`give_back_`).
 //
 // Slab states (7.0): node partial = on_partial; taken off the list by a refill = !on_partial
 // and not full; full = !on_partial and no freelist. frozen is unused.
@@ -30,7 +30,7 @@ class SlabLayer final : public Frontend {
         remote_trylock_(remote_trylock),
         skip_freelist_(skip_freelist),
         any_node_(any_node),
-        surplus_(surplus) {}
+        give_back_(surplus ? surplus : this) {}
 
   void* alloc_fast(Exec&, KmemCache&, int) override { return nullptr; }
   bool free_fast(Exec&, KmemCache&, Slab*, void*) override { return false; }
@@ -65,7 +65,7 @@ class SlabLayer final : public Frontend {
     while (size) {
       Slub::DetachedFreelist df;
       size = slub_.build_detached_freelist(e, s, objs, size, df);
-      co_await give_back(e, s, df.slab, df.head, df.tail, df.cnt);
+      co_await give_back_->do_slab_free(e, s, df.slab, df.head, df.tail, df.cnt);
     }
   }
 
@@ -158,7 +158,7 @@ class SlabLayer final : public Frontend {
           ++cnt;
         }
         e.spend(c_.freelist_walk_per_object * cnt);
-        co_await give_back(e, s, slab, head, tail, cnt);
+        co_await give_back_->do_slab_free(e, s, slab, head, tail, cnt);
       }
     }
     if (i < taken.size()) {
@@ -264,14 +264,6 @@ class SlabLayer final : public Frontend {
     co_return obj;
   }
 
-  // Objects this layer took and does not keep: its own __slab_free (7.0), or do_slab_free of
-  // the generation whose free path runs (v4 10/22 over cpu partial: a refill's surplus slab,
-  // full after get_freelist_nofreeze, goes to this CPU's cpu partial list without list_lock).
-  Co<void> give_back(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
-    if (surplus_) co_await surplus_->do_slab_free(e, s, slab, head, tail, cnt);
-    else co_await slab_free(e, s, slab, head, tail, cnt);
-  }
-
   // __slab_free (7.0): no frozen slabs, no cpu partial lists.
   Co<void> slab_free(Exec& e, KmemCache& s, Slab* slab, void* head, void* tail, std::uint32_t cnt) {
     Frame frame(e, "__slab_free");
@@ -330,7 +322,10 @@ class SlabLayer final : public Frontend {
   bool remote_trylock_;
   bool skip_freelist_;
   bool any_node_;
-  Frontend* surplus_;  // not owned
+  // Where objects this layer took and does not keep go: itself (7.0's __slab_free), or the
+  // front-end whose free path runs (v4 10/22 over cpu partial: a refill's surplus slab, full
+  // after get_freelist_nofreeze, goes to this CPU's cpu partial list without list_lock). Not owned.
+  Frontend* give_back_;
 };
 
 }  // namespace
