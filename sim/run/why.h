@@ -55,8 +55,24 @@ void add_profile(WhyProfile& into, const WhyProfile& p);
 // lkp_matrix drops keys that are zero in every run).
 void put_why_keys(json& out, const std::vector<RunResult>& rows);
 
+// The load on one spinlock over a row's runs, as lock_stat counts it (acquisitions started in
+// the window): how often it is taken, how long each acquisition occupies it (hold, plus the
+// hand-off when it was contended), and the share of the window it is so occupied, its
+// utilisation. Near 1 the lock is a convoy: every acquisition waits for the previous ones.
+// `lock` is a why line's lock text: "<class> <instance>" for one instance, "<class>" for all
+// of a class's (then the busy share is the mean over its instances).
+struct LockLoad {
+  std::uint64_t acquisitions = 0, contentions = 0, handoffs = 0, ops = 0;
+  Time hold_total = 0, handoff_total = 0;
+  Time window = 0;             // the runs' windows summed
+  std::size_t instances = 0;   // lock instances summed (per run)
+  double per_op() const;       // acquisitions per counted operation
+  double busy() const;         // (holds + hand-offs) / (window x instances), 0..~1
+};
+LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& lock);
+
 // `slubsim run --why`: a perf-report-like table per variant and row, runs summed, plus the
-// hottest-lock summary lines.
+// hottest-lock summary lines and the load on each of those locks.
 // out_dir: the run's --out DIR ("" = none), to say where each row's folded stacks are.
 std::string format_why(const Job& job, const JobResult& result, const std::string& out_dir = "");
 // Where lkp's binding puts nr_task tasks: "tasks per node (...): node0 4, node1 4".

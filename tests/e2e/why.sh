@@ -53,6 +53,9 @@ grep -Eq "^slab\.fastpath +[0-9.]+% [0-9.]+ +[0-9.]+% [0-9.]+$" "$tmp/why.txt" |
 grep -Eq "^wait\.maple_node\.barn_lock\.node[01] +- +[0-9.]+% [0-9.]+$" "$tmp/why.txt" || fail "no barn_lock line"
 grep -Eq "^    native_queued_spin_lock_slowpath [0-9.]+% \(maple_node\.barn_lock node[01] " "$tmp/why.txt" \
   || fail "no hottest-lock summary: $(cat "$tmp/why.txt")"
+# Under it, the load on each of those locks: how often taken, hold and hand-off, utilisation.
+grep -Eq "^      maple_node\.barn_lock node[01]: [0-9.]+ acquisitions per op \([0-9.]+ M/s\), [0-9]+% contended; hold [0-9]+ ns(, hand-off [0-9]+ ns)?; busy [0-9]+% of the window$" "$tmp/why.txt" \
+  || fail "no lock load line: $(cat "$tmp/why.txt")"
 grep -Eq "^ +[0-9.]+%  __pcs_replace_empty_main;barn_replace_empty_sheaf;maple_node\.barn_lock$" "$tmp/why.txt" \
   || fail "no spin call chain line: $(cat "$tmp/why.txt")"
 
