@@ -236,7 +236,7 @@ TEST_CASE("why: the load on a lock, per instance and per class, over a row's run
   // Two runs of 1 ms windows; the class has two instances, node0 busy, node1 quiet.
   auto run = [](std::uint64_t ops, std::uint64_t acq0, Time hold0, Time handoff0) {
     RunResult r;
-    r.window = (1000 * kUs);
+    r.window = 1000 * kUs;
     r.task_ops = {ops / 2, ops - ops / 2};
     LockReport a;
     a.cls = "c.list_lock";
@@ -250,15 +250,15 @@ TEST_CASE("why: the load on a lock, per instance and per class, over a row's run
     b.instance = "node1";
     b.stat = LockStat{};
     b.stat.acquisitions = 10;
-    b.stat.hold_total = (10 * kUs);
+    b.stat.hold_total = 10 * kUs;
     r.locks = {a, b};
     return r;
   };
-  const RunResult r1 = run(1000, 100, (300 * kUs), (200 * kUs));
-  const RunResult r2 = run(3000, 300, (500 * kUs), (400 * kUs));
+  const RunResult r1 = run(1000, 100, 300 * kUs, 200 * kUs);
+  const RunResult r2 = run(3000, 300, 500 * kUs, 400 * kUs);
   const std::vector<const RunResult*> rows = {&r1, &r2};
 
-  const LockLoad one = lock_load(rows, "c.list_lock node0");
+  const LockLoad one = lock_load(rows, "c.list_lock", "node0");
   CHECK(one.instances == 1);
   CHECK(one.acquisitions == 400);
   CHECK(one.ops == 4000);
@@ -267,13 +267,13 @@ TEST_CASE("why: the load on a lock, per instance and per class, over a row's run
   // (300 + 200 + 500 + 400) us busy over two 1 ms windows.
   CHECK(one.busy() == doctest::Approx(0.7));
 
-  const LockLoad all = lock_load(rows, "c.list_lock");
+  const LockLoad all = lock_load(rows, "c.list_lock", "");
   CHECK(all.instances == 2);
   CHECK(all.acquisitions == 420);
   // The class: the busy share is the mean over its two instances.
   CHECK(all.busy() == doctest::Approx((1400.0 + 20.0) / (2 * 2000.0)));
 
-  const LockLoad none = lock_load(rows, "other.lock node0");
+  const LockLoad none = lock_load(rows, "other.lock", "node0");
   CHECK(none.acquisitions == 0);
   CHECK(none.busy() == 0.0);
 }

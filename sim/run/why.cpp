@@ -38,11 +38,20 @@ double ns_per_op(Time t, std::uint64_t ops) {
 
 // The line of `category`, appended (with zero time) if it is not there yet.
 WhyLine& line(std::vector<WhyLine>& lines, const std::string& category, WhyLine::Kind kind,
-              const std::string& lock = {}) {
+              const std::string& lock = {}, const std::string& cls = {}, const std::string& instance = {}) {
   for (auto& l : lines)
     if (l.category == category) return l;
-  lines.push_back({category, lock, kind, 0});
+  lines.push_back({category, lock, kind, 0, cls, instance});
   return lines.back();
+}
+
+// The lines of one kind of wait with time, hottest first.
+std::vector<const WhyLine*> hottest(const WhyProfile& p, WhyLine::Kind kind) {
+  std::vector<const WhyLine*> waits;
+  for (const auto& l : p.lines)
+    if (l.kind == kind && l.time) waits.push_back(&l);
+  std::stable_sort(waits.begin(), waits.end(), [](auto* a, auto* b) { return a->time > b->time; });
+  return waits;
 }
 
 }  // namespace
@@ -63,12 +72,12 @@ WhyProfile why_profile(const RunResult& r) {
   std::vector<WhyLine> nonslab_waits, slab_waits;
   for (const auto& l : r.locks) {
     WhyLine::Kind kind = l.rwsem ? WhyLine::RwsemWait : WhyLine::SpinWait;
-    if (l.waited.nonslab) line(nonslab_waits, "nonslab.wait." + l.cls, kind, l.cls).time += l.waited.nonslab;
+    if (l.waited.nonslab) line(nonslab_waits, "nonslab.wait." + l.cls, kind, l.cls, l.cls).time += l.waited.nonslab;
     if (l.waited.slab) {
       bool per_instance = instances[l.cls] <= kMaxInstancesReported;
       std::string category = per_instance ? "wait." + l.cls + "." + l.instance : "wait." + l.cls;
       std::string lock = per_instance ? l.cls + " " + l.instance : l.cls;
-      line(slab_waits, category, kind, lock).time += l.waited.slab;
+      line(slab_waits, category, kind, lock, l.cls, per_instance ? l.instance : "").time += l.waited.slab;
     }
   }
   p.lines.push_back({"nonslab", "", WhyLine::Busy, busy(Account::NonSlab)});
@@ -85,7 +94,7 @@ WhyProfile why_profile(const RunResult& r) {
 void add_profile(WhyProfile& into, const WhyProfile& p) {
   into.task_time += p.task_time;
   into.ops += p.ops;
-  for (const auto& l : p.lines) line(into.lines, l.category, l.kind, l.lock).time += l.time;
+  for (const auto& l : p.lines) line(into.lines, l.category, l.kind, l.lock, l.cls, l.instance).time += l.time;
 }
 
 std::string folded_stack(const StackWait& w) {
@@ -135,14 +144,9 @@ namespace {
 // "native_queued_spin_lock_slowpath 35.60% (maple_node.barn_lock node0 16.70%, ...)": the waits
 // of one kind, hottest lock first.
 std::string summary(const WhyProfile& p, WhyLine::Kind kind, const char* symbol) {
-  std::vector<const WhyLine*> waits;
+  const std::vector<const WhyLine*> waits = hottest(p, kind);
   Time total = 0;
-  for (const auto& l : p.lines)
-    if (l.kind == kind && l.time) {
-      waits.push_back(&l);
-      total += l.time;
-    }
-  std::stable_sort(waits.begin(), waits.end(), [](auto* a, auto* b) { return a->time > b->time; });
+  for (const WhyLine* l : waits) total += l->time;
   std::string out = fmt::format("{} {:.2f}%", symbol, percent(total, p.task_time));
   for (std::size_t i = 0; i < waits.size() && i < kSummaryLocks; ++i)
     out += fmt::format("{}{} {:.2f}%", i ? ", " : " (", waits[i]->lock, percent(waits[i]->time, p.task_time));
@@ -162,10 +166,7 @@ double LockLoad::busy() const {
   return room > 0 ? static_cast<double>(hold_total + handoff_total) / room : 0.0;
 }
 
-LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& lock) {
-  const auto space = lock.find(' ');
-  const std::string cls = lock.substr(0, space);
-  const std::string instance = space == std::string::npos ? "" : lock.substr(space + 1);
+LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& cls, const std::string& instance) {
   LockLoad load;
   for (const RunResult* r : runs) {
     for (std::uint64_t o : r->task_ops) load.ops += o;
@@ -190,13 +191,10 @@ namespace {
 // "      maple_node.barn_lock node0: 0.106 acquisitions per op (1.32 M/s), 99% contended; hold
 // 230 ns, hand-off 426 ns; busy 86% of the window": the load on each of the hottest spinlocks.
 std::string load_lines(const std::vector<const RunResult*>& runs, const WhyProfile& p) {
-  std::vector<const WhyLine*> waits;
-  for (const auto& l : p.lines)
-    if (l.kind == WhyLine::SpinWait && l.time) waits.push_back(&l);
-  std::stable_sort(waits.begin(), waits.end(), [](auto* a, auto* b) { return a->time > b->time; });
+  const std::vector<const WhyLine*> waits = hottest(p, WhyLine::SpinWait);
   std::string out;
   for (std::size_t i = 0; i < waits.size() && i < kSummaryLocks; ++i) {
-    const LockLoad ld = lock_load(runs, waits[i]->lock);
+    const LockLoad ld = lock_load(runs, waits[i]->cls, waits[i]->instance);
     if (!ld.acquisitions) continue;
     const double acq = static_cast<double>(ld.acquisitions);
     const double rate = ld.window ? acq / (to_ns(ld.window) * 1e-9) : 0.0;

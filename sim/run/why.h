@@ -35,6 +35,8 @@ struct WhyLine {
   std::string lock;      // waits: the lock as perf-like text, "maple_node.list_lock node0"
   Kind kind = Busy;
   Time time = 0;         // summed over the tasks, inside the window
+  std::string cls;       // waits: the lock class, "maple_node.list_lock"
+  std::string instance;  // waits: "node0", or "" when the line sums every instance of the class
 };
 
 struct WhyProfile {
@@ -59,17 +61,17 @@ void put_why_keys(json& out, const std::vector<RunResult>& rows);
 // the window): how often it is taken, how long each acquisition occupies it (hold, plus the
 // hand-off when it was contended), and the share of the window it is so occupied, its
 // utilisation. Near 1 the lock is a convoy: every acquisition waits for the previous ones.
-// `lock` is a why line's lock text: "<class> <instance>" for one instance, "<class>" for all
-// of a class's (then the busy share is the mean over its instances).
+// One instance of class `cls`, or with `instance` "" all of the class's (then the busy share
+// is the mean over its instances), as a why line names them.
 struct LockLoad {
   std::uint64_t acquisitions = 0, contentions = 0, handoffs = 0, ops = 0;
   Time hold_total = 0, handoff_total = 0;
   Time window = 0;             // the runs' windows summed
-  std::size_t instances = 0;   // lock instances summed (per run)
+  std::size_t instances = 0;   // lock instances counted (the most in one run)
   double per_op() const;       // acquisitions per counted operation
   double busy() const;         // (holds + hand-offs) / (window x instances), 0..~1
 };
-LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& lock);
+LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& cls, const std::string& instance);
 
 // `slubsim run --why`: a perf-report-like table per variant and row, runs summed, plus the
 // hottest-lock summary lines and the load on each of those locks.
