@@ -157,6 +157,8 @@ class RcuQueue {
   }
   RcuCallback pop(int cpu) {
     CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
+    ++invoked_;
+    if (q.flood) ++invoked_in_flood_;
     RcuCallback cb = q.cbs.front();
     q.cbs.pop_front();
     if (--q.segs.front().count == 0) {
@@ -176,6 +178,10 @@ class RcuQueue {
     return kForever;
   }
   int nr_cpus() const { return static_cast<int>(per_cpu_.size()); }
+  // Callbacks invoked so far, all CPUs, and those of them invoked while their CPU was in a
+  // callback flood (queue past qhimark, so rcu_do_batch's limit was DEFAULT_MAX_RCU_BLIMIT).
+  std::uint64_t invoked() const { return invoked_; }
+  std::uint64_t invoked_in_flood() const { return invoked_in_flood_; }
 
  private:
   // Consecutive callbacks of one CPU that wait for the same grace period.
@@ -195,6 +201,7 @@ class RcuQueue {
     return from_ticks_ ? g.gp <= ticks_.completed() : g.ready <= now;
   }
   std::vector<CpuQueue> per_cpu_;
+  std::uint64_t invoked_ = 0, invoked_in_flood_ = 0;
   bool from_ticks_ = false;
   TickGracePeriods ticks_;
   Time grace_ = 0;

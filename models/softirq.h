@@ -102,7 +102,13 @@ class Softirq {
       }
       s.task_since = now;   // the task has the CPU again, for a new slice
       s.next_tick = next_tick(now);
-    } else if (turn == Turn::IrqExit && ready && !s.ksoftirqd) {
+    } else if (turn == Turn::IrqExit) {
+      // Ticks that fired while __do_softirq ran (interrupts are on in it) found in_interrupt()
+      // and ran no softirqs at their irq exit (kernel/softirq.c irq_exit_rcu): the next chance
+      // is the first tick after this one ended.
+      s.next_tick = next_tick(now);
+    }
+    if (turn == Turn::IrqExit && ready && !s.ksoftirqd) {
       // wakeup_softirqd. The task keeps the CPU to the end of its current slice (EEVDF with
       // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if the
       // wakeup preempts it, only to its next preemption point.

@@ -47,12 +47,18 @@ TEST_CASE("rcu: rcu_do_batch invokes max(blimit, ready >> divisor) per round, mo
   // the queue is down to qlowmark.
   for (int i = 0; i < 3000; ++i) q.call_rcu(0, 2500, {RcuCallback::FreeObject, 0, nullptr});
   CHECK(q.batch(0, 4000) == 1000);
+  CHECK(q.invoked() == 1995);
+  CHECK(q.invoked_in_flood() == 0);     // the first 1995 left before the queue passed qhimark
   for (int i = 0; i < 2904; ++i) q.pop(0);
   q.batch_done(0);
   CHECK(q.batch(0, 4000) == 101);       // still flooding: 101 left, all of them
   q.pop(0);
   q.batch_done(0);                      // 100 <= qlowmark: back to blimit
   CHECK(q.batch(0, 4000) == 10);
+  CHECK(q.invoked() == 1995 + 2905);
+  CHECK(q.invoked_in_flood() == 2905);  // every pop while the flood lasted, the last included
+  q.pop(0);
+  CHECK(q.invoked_in_flood() == 2905);  // out of the flood
   // rcu_resched_ns: a round of more than time_limit_above callbacks has a deadline.
   RcuQueue timed;
   timed.init(1, g, RcuBatchLimits{.blimit = 10, .time_limit = 3000, .time_limit_above = 100});
@@ -160,6 +166,15 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   CHECK(eager.enter(0, 1201) == T::Ksoftirqd);
   eager.leave(0, T::Ksoftirqd, 1500, false);
   CHECK(eager.enter(0, 1600) == T::None);
+  // An irq exit that runs past the next ticks (a callback flood's 3 ms rcu_do_batch): those
+  // ticks ran no softirqs (in_interrupt), so the task goes on to the first tick after it ended.
+  Softirq longexit;
+  longexit.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice}, {0});
+  CHECK(longexit.enter(0, 1000) == T::IrqExit);
+  longexit.leave(0, T::IrqExit, 3500, false);
+  CHECK(longexit.enter(0, 3501) == T::None);
+  CHECK(longexit.enter(0, 3999) == T::None);
+  CHECK(longexit.enter(0, 4000) == T::IrqExit);
   // tick 0: one round at every point, no ksoftirqd.
   Softirq plain;
   plain.init(SoftirqLimits{}, {0});

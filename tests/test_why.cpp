@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <regex>
 #include <string>
 
 #include "helpers.h"
@@ -276,4 +277,50 @@ TEST_CASE("why: the load on a lock, per instance and per class, over a row's run
   const LockLoad none = lock_load(rows, "other.lock", "node0");
   CHECK(none.acquisitions == 0);
   CHECK(none.busy() == 0.0);
+}
+
+TEST_CASE("why: the RCU callbacks' line, over a row's runs") {
+  // Two runs of 1 ms windows with 4 tasks each.
+  auto run = [](std::uint64_t ops, std::uint64_t callbacks, std::uint64_t flood, std::uint64_t runs, Time irq, Time ksoft) {
+    RunResult r;
+    r.window = 1000 * kUs;
+    r.task_ops = {ops, 0, 0, 0};
+    r.task_time.resize(4);
+    r.task_time[0].busy[static_cast<int>(Account::Rcu)] = irq;
+    r.task_time[1].busy[static_cast<int>(Account::Ksoftirqd)] = ksoft;
+    r.rcu_callbacks = callbacks;
+    r.rcu_flood_callbacks = flood;
+    r.ksoftirqd_runs = runs;
+    return r;
+  };
+  const RunResult r1 = run(1000, 1000, 0, 2, 100 * kUs, 300 * kUs);
+  const RunResult r2 = run(3000, 3000, 1000, 6, 100 * kUs, 500 * kUs);
+  const CallbackLoad c = callback_load({&r1, &r2});
+  CHECK(c.per_op() == doctest::Approx(1.0));
+  CHECK(c.flood_share() == doctest::Approx(0.25));
+  CHECK(c.ksoftirqd_share() == doctest::Approx(0.8));     // 800 of 1000 us
+  CHECK(c.runs_per_cpu_sec() == doctest::Approx(1000.0));  // 8 runs over 8 task-CPU ms
+  CHECK(c.mean_run() == 100 * kUs);
+  CHECK(callback_load({}).per_op() == 0.0);
+  CHECK(callback_load({}).mean_run() == 0);
+
+  // A real run: every callback the window invoked is counted once; mmap2 on 6.17 queues one
+  // call_rcu per maple node it frees, so over a window the counts agree to the queue's drift.
+  JobRequest req = small("mmap2", "v6.17", "8");
+  req.duration = "12ms";
+  req.warmup = "20ms";
+  Job job = resolve_job(req);
+  JobResult res = run_job(job, {});
+  json s = stdout_stats(job, res);
+  CHECK(get(s, "rcu.8.callbacks_per_op") > 0);
+  CHECK(get(s, "rcu.8.callbacks_per_op") == doctest::Approx(get(s, "workload_ops.maple_node.kfree_rcu")).epsilon(0.25));
+  CHECK(get(s, "rcu.8.flood_callback_percent") >= 0);
+  const RunResult& row = res.runs[0][0][0];
+  CHECK(row.rcu_flood_callbacks <= row.rcu_callbacks);
+  CHECK(get(s, "sched.8.ksoftirqd_run_us") > 0);
+  const std::string why = format_why(job, res);
+  CHECK(std::regex_search(why, std::regex("\n    rcu callbacks: [0-9.]+ per op; [0-9]+% of their time \\(spin apart\\) in "
+                                          "ksoftirqd, [0-9]+% at tick irq exits; ksoftirqd got a CPU [0-9]+ times per task "
+                                          "CPU per second, [0-9.]+ ms a run; [0-9.]+% invoked in a callback flood \\(queue "
+                                          "past qhimark\\)\n")));
 }

@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFormat = 3;  // the store's layout version (3: a point's window and settle report): a store of another version is refused
+constexpr int kFormat = 4;  // the store's layout version (4: RCU callbacks invoked, and in a flood): a store of another version is refused
+// 3: a point's window and settle report
 // 2 (2026-12-01): host seconds left the index for points/host.json, so that an index is a
 // deterministic function of the job and its finished points
 
@@ -224,6 +225,8 @@ void visit(RunResult& x, F& f) {
   f("pgfree", x.pgfree);
   f("ksoftirqd_runs", x.ksoftirqd_runs);
   f("grace_periods", x.grace_periods);
+  f("rcu_callbacks", x.rcu_callbacks);
+  f("rcu_flood_callbacks", x.rcu_flood_callbacks);
   f("trace_skipped_frees", x.trace_skipped_frees);
   f("per_op", x.per_op);
   f("interval", x.interval);

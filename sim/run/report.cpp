@@ -240,13 +240,23 @@ void put_vmstat(json& out, const std::vector<RunResult>& rows) {
 }
 
 // Per row: context switches per second, all CPUs, from ksoftirqd's runs (to it and back: the
-// part of lkp's perf-stat.i.context-switches the model has); the mean grace period from ticks
-// in the window; pages per counted operation (lkp's pgalloc_normal over its run / the ops in it).
+// part of lkp's perf-stat.i.context-switches the model has) and ksoftirqd's time per run; the
+// mean grace period from ticks in the window; pages per counted operation (lkp's pgalloc_normal
+// over its run / the ops in it); RCU callbacks per operation and the share invoked in a
+// callback flood (sim/run/why.h CallbackLoad).
 void put_row_rates(json& out, const std::vector<RunResult>& rows) {
   for (const auto& r : rows)
     if (r.window > 0)
       out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
           round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
+  for (const auto& r : rows) {
+    const CallbackLoad c = callback_load({&r});
+    if (c.ksoftirqd_runs) out[fmt::format("sched.{}.ksoftirqd_run_us", r.nr_task)] = round_to(to_us(c.mean_run()), 1);
+    if (c.callbacks && c.ops) {
+      out[fmt::format("rcu.{}.callbacks_per_op", r.nr_task)] = round_to(c.per_op(), 4);
+      out[fmt::format("rcu.{}.flood_callback_percent", r.nr_task)] = round_to(100.0 * c.flood_share(), 2);
+    }
+  }
   for (const auto& r : rows)
     if (r.grace_periods > 0)
       out[fmt::format("rcu.{}.grace_period_us", r.nr_task)] =

@@ -25,7 +25,7 @@ namespace {
 // global time reaches a window edge.
 struct SlubSnapshot {
   std::vector<slub::StatCounters> stats;
-  std::uint64_t pgalloc = 0, pgfree = 0, ksoftirqd = 0, grace_periods = 0;
+  std::uint64_t pgalloc = 0, pgfree = 0, ksoftirqd = 0, grace_periods = 0, callbacks = 0, flood_callbacks = 0;
 };
 
 SlubSnapshot snapshot(const slub::Slub* slub) {
@@ -36,6 +36,8 @@ SlubSnapshot snapshot(const slub::Slub* slub) {
   s.pgfree = slub->pages().pgfree();
   s.ksoftirqd = slub->softirq().switch_ins();
   s.grace_periods = slub->grace_periods_ended();
+  s.callbacks = slub->rcu().invoked();
+  s.flood_callbacks = slub->rcu().invoked_in_flood();
   return s;
 }
 
@@ -371,7 +373,7 @@ Simulation::TaskSums Simulation::sum_tasks(IntervalRange win, Time window) {
 }
 
 // The allocator's cumulative counters as differences across the window: SLUB_STATS per cache,
-// pages, ksoftirqd's runs, grace periods.
+// pages, ksoftirqd's runs, grace periods, RCU callbacks invoked (and in a flood).
 void Simulation::window_counters() {
   if (!slub_) return;
   const SlubSnapshot& begin = window_.at_begin;
@@ -382,6 +384,8 @@ void Simulation::window_counters() {
   r_.pgfree = end.pgfree - begin.pgfree;
   r_.ksoftirqd_runs = end.ksoftirqd - begin.ksoftirqd;
   r_.grace_periods = end.grace_periods - begin.grace_periods;
+  r_.rcu_callbacks = end.callbacks - begin.callbacks;
+  r_.rcu_flood_callbacks = end.flood_callbacks - begin.flood_callbacks;
 }
 
 // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.

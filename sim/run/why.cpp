@@ -186,7 +186,54 @@ LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string&
   return load;
 }
 
+double CallbackLoad::per_op() const {
+  return ops ? static_cast<double>(callbacks) / static_cast<double>(ops) : 0.0;
+}
+double CallbackLoad::flood_share() const {
+  return callbacks ? static_cast<double>(in_flood) / static_cast<double>(callbacks) : 0.0;
+}
+double CallbackLoad::ksoftirqd_share() const {
+  const Time all = irq_exit + ksoftirqd;
+  return all ? static_cast<double>(ksoftirqd) / static_cast<double>(all) : 0.0;
+}
+double CallbackLoad::runs_per_cpu_sec() const {
+  return cpu_time ? static_cast<double>(ksoftirqd_runs) / to_sec(cpu_time) : 0.0;
+}
+Time CallbackLoad::mean_run() const {
+  return ksoftirqd_runs ? ksoftirqd / static_cast<Time>(ksoftirqd_runs) : 0;
+}
+
+CallbackLoad callback_load(const std::vector<const RunResult*>& runs) {
+  CallbackLoad c;
+  for (const RunResult* r : runs) {
+    for (std::uint64_t o : r->task_ops) c.ops += o;
+    for (const auto& t : r->task_time) {
+      c.irq_exit += t.busy[static_cast<int>(Account::Rcu)];
+      c.ksoftirqd += t.busy[static_cast<int>(Account::Ksoftirqd)];
+    }
+    c.callbacks += r->rcu_callbacks;
+    c.in_flood += r->rcu_flood_callbacks;
+    c.ksoftirqd_runs += r->ksoftirqd_runs;
+    c.cpu_time += r->window * static_cast<Time>(r->task_time.size());
+  }
+  return c;
+}
+
 namespace {
+
+// "    rcu callbacks: 1.00 per op; 83% of their time (spin apart) in ksoftirqd, 17% at tick irq exits; ksoftirqd
+// got a CPU 166 times per task CPU per second, 1.65 ms a run; 0.0% invoked in a callback flood"
+std::string callback_line(const std::vector<const RunResult*>& runs) {
+  const CallbackLoad c = callback_load(runs);
+  if (!c.callbacks) return "";
+  std::string out = fmt::format("    rcu callbacks: {:.2f} per op; {:.0f}% of their time (spin apart) in ksoftirqd, {:.0f}% at tick irq exits",
+                                c.per_op(), 100.0 * c.ksoftirqd_share(), 100.0 * (1.0 - c.ksoftirqd_share()));
+  if (c.ksoftirqd_runs)
+    out += fmt::format("; ksoftirqd got a CPU {:.0f} times per task CPU per second, {:.2f} ms a run", c.runs_per_cpu_sec(),
+                       to_us(c.mean_run()) / 1000.0);
+  out += fmt::format("; {:.1f}% invoked in a callback flood (queue past qhimark)\n", 100.0 * c.flood_share());
+  return out;
+}
 
 // "      maple_node.barn_lock node0: 0.106 acquisitions per op (1.32 M/s), 99% contended; hold
 // 230 ns, hand-off 426 ns; busy 86% of the window": the load on each of the hottest spinlocks.
@@ -288,6 +335,7 @@ std::string format_why(const Job& job, const JobResult& result, const std::strin
         std::vector<const RunResult*> rows;
         for (const auto& run : runs) rows.push_back(&run[row]);
         out += load_lines(rows, p);
+        out += callback_line(rows);
       }
       if (std::any_of(p.lines.begin(), p.lines.end(), [](const WhyLine& l) { return l.kind == WhyLine::RwsemWait && l.time; }))
         out += "    " + summary(p, WhyLine::RwsemWait, "osq_lock") + "\n";

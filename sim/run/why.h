@@ -73,8 +73,25 @@ struct LockLoad {
 };
 LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& cls, const std::string& instance);
 
+// RCU callbacks over a row's runs: how many per operation, where their time went (the softirq
+// at a tick's irq exit or ksoftirqd), how often ksoftirqd got a CPU and for how long, and the
+// share invoked in a callback flood (the CPU's queue past qhimark, so rcu_do_batch's limit is
+// DEFAULT_MAX_RCU_BLIMIT; kernel/rcu/tree.c). The regime these describe decides when frees
+// happen, so a row's slab pages and list_lock load follow it.
+struct CallbackLoad {
+  std::uint64_t callbacks = 0, in_flood = 0, ksoftirqd_runs = 0, ops = 0;
+  Time irq_exit = 0, ksoftirqd = 0;  // task time in callbacks: at tick irq exits, in ksoftirqd
+  Time cpu_time = 0;                 // the runs' windows x their tasks (the CPUs that run them)
+  double per_op() const;             // callbacks per counted operation
+  double flood_share() const;        // of callbacks, 0..1
+  double ksoftirqd_share() const;    // of the callbacks' time, 0..1
+  double runs_per_cpu_sec() const;   // ksoftirqd's runs per task CPU per second
+  Time mean_run() const;             // ksoftirqd's time per run
+};
+CallbackLoad callback_load(const std::vector<const RunResult*>& runs);
+
 // `slubsim run --why`: a perf-report-like table per variant and row, runs summed, plus the
-// hottest-lock summary lines and the load on each of those locks.
+// hottest-lock summary lines, the load on each of those locks and the RCU callbacks' line.
 // out_dir: the run's --out DIR ("" = none), to say where each row's folded stacks are.
 std::string format_why(const Job& job, const JobResult& result, const std::string& out_dir = "");
 // Where lkp's binding puts nr_task tasks: "tasks per node (...): node0 4, node1 4".
