@@ -320,7 +320,7 @@ TEST_CASE("why: the RCU callbacks' line, over a row's runs") {
   CHECK(get(s, "sched.8.ksoftirqd_run_us") > 0);
   const std::string why = format_why(job, res);
   CHECK(std::regex_search(why, std::regex("\n    rcu callbacks: [0-9.]+ per op; [0-9]+% of their time \\(spin apart\\) in "
-                                          "ksoftirqd, [0-9]+% at tick irq exits; ksoftirqd got a CPU [0-9]+ times per task "
+                                          "ksoftirqd, [0-9]+% at tick irq exits; ksoftirqd got a CPU [0-9.]+ times per task "
                                           "CPU per second, [0-9.]+ ms a run; [0-9.]+% invoked in a callback flood \\(queue "
                                           "past qhimark\\)\n")));
 }

@@ -229,8 +229,8 @@ std::string callback_line(const std::vector<const RunResult*>& runs) {
   std::string out = fmt::format("    rcu callbacks: {:.2f} per op; {:.0f}% of their time (spin apart) in ksoftirqd, {:.0f}% at tick irq exits",
                                 c.per_op(), 100.0 * c.ksoftirqd_share(), 100.0 * (1.0 - c.ksoftirqd_share()));
   if (c.ksoftirqd_runs)
-    out += fmt::format("; ksoftirqd got a CPU {:.0f} times per task CPU per second, {:.2f} ms a run", c.runs_per_cpu_sec(),
-                       to_us(c.mean_run()) / 1000.0);
+    out += fmt::format("; ksoftirqd got a CPU {:.{}f} times per task CPU per second, {:.2f} ms a run", c.runs_per_cpu_sec(),
+                       c.runs_per_cpu_sec() < 10 ? 1 : 0, to_us(c.mean_run()) / 1000.0);
   out += fmt::format("; {:.1f}% invoked in a callback flood (queue past qhimark)\n", 100.0 * c.flood_share());
   return out;
 }
