@@ -86,7 +86,7 @@ struct CallbackLoad {
   double flood_share() const;        // of callbacks, 0..1
   double ksoftirqd_share() const;    // of the callbacks' time, 0..1
   double runs_per_cpu_sec() const;   // ksoftirqd's runs per task CPU per second
-  Time mean_run() const;             // ksoftirqd's time per run
+  Time mean_run() const;             // ksoftirqd's time per run (its lock spinning apart)
 };
 CallbackLoad callback_load(const std::vector<const RunResult*>& runs);
 
