@@ -107,15 +107,15 @@ class Softirq {
       // and ran no softirqs at their irq exit (kernel/softirq.c irq_exit_rcu): the next chance
       // is the first tick after this one ended.
       s.next_tick = next_tick(now);
-    }
-    if (turn == Turn::IrqExit && ready && !s.ksoftirqd) {
-      // wakeup_softirqd. The task keeps the CPU to the end of its current slice (EEVDF with
-      // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if the
-      // wakeup preempts it, only to its next preemption point.
-      s.ksoftirqd = true;
-      s.waiting_since = now;
-      if (l_.wakeup_preempts) s.preempt_pending = true;
-      else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
+      if (ready && !s.ksoftirqd) {
+        // wakeup_softirqd. The task keeps the CPU to the end of its current slice (EEVDF with
+        // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if
+        // the wakeup preempts it, only to its next preemption point.
+        s.ksoftirqd = true;
+        s.waiting_since = now;
+        if (l_.wakeup_preempts) s.preempt_pending = true;
+        else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
+      }
     }
   }
 

@@ -262,8 +262,7 @@ void put_row_rates(json& out, const std::vector<RunResult>& rows) {
       out[fmt::format("rcu.{}.grace_period_us", r.nr_task)] =
           round_to(to_us(r.window) / static_cast<double>(r.grace_periods), 1);
   for (const auto& r : rows) {
-    std::uint64_t ops = 0;
-    for (std::uint64_t o : r.task_ops) ops += o;
+    const std::uint64_t ops = r.ops();
     if (ops)
       out[fmt::format("proc-vmstat.{}.pgalloc_normal_per_op", r.nr_task)] =
           round_to(static_cast<double>(r.pgalloc) / static_cast<double>(ops), 5);

@@ -117,6 +117,11 @@ struct RunResult {
   std::uint64_t ops_per_sec = 0;  // will-it-scale "average": operations per second, all tasks
   double idle_pct = 0;            // idle share of all logical CPUs in the window
   std::vector<std::uint64_t> task_ops;  // per task, in the window
+  std::uint64_t ops() const {             // all tasks' counted operations in the window
+    std::uint64_t n = 0;
+    for (std::uint64_t o : task_ops) n += o;
+    return n;
+  }
   Time window = 0;                      // the measurement window's length
   Time warmup = 0;                      // where it starts
   SettleReport settle;

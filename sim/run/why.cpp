@@ -58,7 +58,7 @@ std::vector<const WhyLine*> hottest(const WhyProfile& p, WhyLine::Kind kind) {
 
 WhyProfile why_profile(const RunResult& r) {
   WhyProfile p;
-  for (std::uint64_t ops : r.task_ops) p.ops += ops;
+  p.ops = r.ops();
   TaskTime sum;
   for (const auto& t : r.task_time) {
     for (int a = 0; a < kNrAccounts; ++a) sum.busy[a] += t.busy[a];
@@ -169,7 +169,7 @@ double LockLoad::busy() const {
 LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string& cls, const std::string& instance) {
   LockLoad load;
   for (const RunResult* r : runs) {
-    for (std::uint64_t o : r->task_ops) load.ops += o;
+    load.ops += r->ops();
     load.window += r->window;
     std::size_t n = 0;
     for (const auto& l : r->locks) {
@@ -206,7 +206,7 @@ Time CallbackLoad::mean_run() const {
 CallbackLoad callback_load(const std::vector<const RunResult*>& runs) {
   CallbackLoad c;
   for (const RunResult* r : runs) {
-    for (std::uint64_t o : r->task_ops) c.ops += o;
+    c.ops += r->ops();
     for (const auto& t : r->task_time) {
       c.irq_exit += t.busy[static_cast<int>(Account::Rcu)];
       c.ksoftirqd += t.busy[static_cast<int>(Account::Ksoftirqd)];
