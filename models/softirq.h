@@ -6,12 +6,21 @@
 //   ready, at most `restarts` times and for at most `max_time`, and if callbacks remain it
 //   wakes ksoftirqd. (Since 6.5 the irq exit runs softirqs even while ksoftirqd is runnable.)
 // - ksoftirqd is a nice-0 task like the benchmark's: it gets the CPU at the first tick after the
-//   running task's slice (`slice`) ends (or at once, `wakeup_preempts`), runs rounds until
-//   nothing is ready (it sleeps) or the first tick after its run ends, and gives the CPU back.
-//   Its run is one slice, or twice its EEVDF lag if longer: it gains lag while it waits for the
-//   CPU and keeps positive lag while it sleeps, so a ksoftirqd that often waits and finishes
-//   early comes back able to run for up to four slices in a row. Slice ends take effect at ticks because a CPU-bound task is only rescheduled when
-//   the tick sets need_resched; with aligned ticks, CPUs switch to ksoftirqd in step.
+//   running task's slice (`slice`) ends, runs rounds until nothing is ready (it sleeps) or the
+//   first tick after its run ends, and gives the CPU back. Its run is one slice, or twice its
+//   EEVDF lag if longer: it gains lag while it waits for the CPU. Slice ends take effect at
+//   ticks because a CPU-bound task is only rescheduled when the tick sets need_resched; with
+//   aligned ticks, CPUs switch to ksoftirqd in step.
+// - Its wakeup: under CFS (`wakeup_preempts`) it takes the CPU at the task's next preemption
+//   point. Under EEVDF with PLACE_LAG (`place_lag`) it keeps the lag it slept with: woken with
+//   positive lag it makes the task ineligible and preempts at the next point too; woken with
+//   none it waits for the slice's end. So a ksoftirqd that waited, then finished early, comes
+//   back at once and able to run up to four slices. Without PLACE_LAG it wakes with no lag.
+//   Negative lag is a debt: ksoftirqd gets the CPU only at a slice end where it is eligible
+//   again, and one that blocks in debt stays queued (DELAY_DEQUEUE, `delay_dequeue`) earning it
+//   back at half the wall-clock rate; woken before it is paid, it keeps the rest. Without
+//   DELAY_DEQUEUE (before 6.12) it keeps the whole debt while it sleeps.
+//   (CFS keeps the lag as the model's stand-in for its sleeper credit.)
 //
 // tick 0 keeps the simple model: one round at every point the workload offers (its iteration
 // boundaries), no ksoftirqd. The caller runs the rounds; this class only decides.
@@ -28,7 +37,9 @@ struct SoftirqLimits {
   int restarts = 10;
   Time max_time = 0;
   Time slice = 0;
-  bool wakeup_preempts = false;  // ksoftirqd takes the CPU at the task's next preemption point
+  bool wakeup_preempts = false;  // CFS: a woken ksoftirqd takes the CPU at the next point
+  bool place_lag = false;        // EEVDF's PLACE_LAG: it wakes with the lag it slept with
+  bool delay_dequeue = false;    // EEVDF's DELAY_DEQUEUE: it earns a debt back while it sleeps
 };
 
 class Softirq {
@@ -70,6 +81,12 @@ class Softirq {
     const Time tick = now / l_.tick * l_.tick;  // the tick this point follows
     s.next_tick = next_tick(now);
     if (s.ksoftirqd && tick >= s.task_since + l_.slice) {
+      if (!l_.wakeup_preempts && s.lag + (now - s.waiting_since) / 2 < 0) {
+        // Not eligible yet (EEVDF): pick_eevdf keeps the task, whose new deadline
+        // (update_deadline) starts a new slice at this tick.
+        s.task_since = tick;
+        return Turn::IrqExit;
+      }
       begin_run(s, now);
       return Turn::Ksoftirqd;
     }
@@ -95,10 +112,15 @@ class Softirq {
       s.ksoftirqd = ready;  // nothing ready: it sleeps
       if (ready) {
         s.waiting_since = now;  // preempted: it waits, gaining lag, while the task runs
+      } else if (s.lag < 0 && !l_.wakeup_preempts) {
+        // It blocks while not eligible. With DELAY_DEQUEUE (6.12 on) its dequeue is delayed:
+        // it stays queued, earning its lag back at half the wall-clock rate, until a pick
+        // dequeues it with none (DELAY_ZERO); woken before, it is requeued with what is left
+        // (requeue_delayed_entity). Before 6.12 it keeps the whole debt while it sleeps.
+        // Blocking while eligible keeps its positive lag.
+        s.slept_at = now;
       } else if (s.lag < 0) {
-        // It blocks while not eligible: dequeue is delayed until it is (DELAY_DEQUEUE), and
-        // DELAY_ZERO leaves it with no lag. Blocking while eligible keeps its positive lag.
-        s.lag = 0;
+        s.lag = 0;  // CFS: the stand-in for its sleeper credit keeps no debt
       }
       s.task_since = now;   // the task has the CPU again, for a new slice
       s.next_tick = next_tick(now);
@@ -108,12 +130,23 @@ class Softirq {
       // is the first tick after this one ended.
       s.next_tick = next_tick(now);
       if (ready && !s.ksoftirqd) {
-        // wakeup_softirqd. The task keeps the CPU to the end of its current slice (EEVDF with
-        // RUN_TO_PARITY); its slices have run back to back since it last got the CPU. Or, if
-        // the wakeup preempts it, only to its next preemption point.
+        // wakeup_softirqd → check_preempt_wakeup_fair. Placed with positive lag (place_entity,
+        // PLACE_LAG), ksoftirqd pulls the average vruntime below the task's, pick_eevdf drops
+        // the no longer eligible task and the wakeup preempts it: at its next preemption
+        // point, as under CFS. Placed with none or less, the task is eligible with the earlier
+        // deadline and keeps the CPU to the end of its current slice (and, while ksoftirqd's
+        // debt lasts, to the end of later ones: enter); its slices have run back to back since
+        // it last got the CPU.
         s.ksoftirqd = true;
         s.waiting_since = now;
-        if (l_.wakeup_preempts) s.preempt_pending = true;
+        // Still delayed, it keeps the debt it has not earned back; dequeued, EEVDF without
+        // PLACE_LAG places it at the average, with no lag. (Under CFS the kept lag stands for
+        // the sleeper credit place_entity gives, GENTLE_FAIR_SLEEPERS.)
+        if (!l_.wakeup_preempts && s.lag < 0 && l_.delay_dequeue)
+          s.lag = std::min<Time>(0, s.lag + (now - s.slept_at) / 2);
+        else if (!l_.wakeup_preempts && !l_.place_lag)
+          s.lag = 0;
+        if (l_.wakeup_preempts || s.lag > 0) s.preempt_pending = true;
         else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
       }
     }
@@ -127,10 +160,11 @@ class Softirq {
   struct State {
     Time next_tick = 0;
     bool ksoftirqd = false;
-    bool preempt_pending = false;  // wakeup_preempts: ksoftirqd runs at the next point
+    bool preempt_pending = false;  // its wakeup preempted: ksoftirqd runs at the next point
     Time task_since = 0;
     Time lag = 0;            // ksoftirqd's EEVDF lag, kept while it sleeps (PLACE_LAG)
     Time waiting_since = 0;  // runnable, not running, since
+    Time slept_at = 0;       // blocked with negative lag (a delayed dequeue) at
     Time run_start = 0, run_end = 0;
   };
   Time next_tick(Time now) const { return (now / l_.tick + 1) * l_.tick; }

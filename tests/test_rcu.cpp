@@ -75,7 +75,7 @@ TEST_CASE("rcu: rcu_do_batch invokes max(blimit, ready >> divisor) per round, mo
 TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd after the task's slice") {
   const Time tick = 1000, slice = 3000;
   Softirq s;
-  s.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice}, {0, -2500});
+  s.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice, .place_lag = true, .delay_dequeue = true}, {0, -2500});
   using T = Softirq::Turn;
   // Between ticks the task goes on; the first point at or after a tick is the irq exit.
   CHECK(s.enter(0, 0) == T::IrqExit);
@@ -120,24 +120,84 @@ TEST_CASE("softirq: ticks run rounds at irq exit, the rest waits for ksoftirqd a
   CHECK_FALSE(s.ksoftirqd_runnable(0));
   CHECK(s.ksoftirqd_lag(0) == 700);
   CHECK(s.enter(0, 12000) == T::IrqExit);
-  // Woken again (12100), it waits for the task's slice (from 9400) to end at the 13000 tick,
-  // runs briefly and sleeps; each wait adds more lag than its short runs spend ...
+  // Woken again (12100) with that lag (PLACE_LAG), it makes the task ineligible and preempts
+  // it at its next point, inside the task's slice (from 9400, to 12400).
   s.leave(0, T::IrqExit, 12100, true);
-  CHECK(s.enter(0, 13000) == T::Ksoftirqd);
-  CHECK(s.ksoftirqd_lag(0) == 1150);
-  s.leave(0, T::Ksoftirqd, 13100, false);
-  CHECK(s.ksoftirqd_lag(0) == 1100);
-  CHECK(s.enter(0, 14000) == T::IrqExit);
-  s.leave(0, T::IrqExit, 14100, true);
+  CHECK(s.enter(0, 12100) == T::Ksoftirqd);
+  CHECK(s.ksoftirqd_lag(0) == 700);
+  s.leave(0, T::Ksoftirqd, 12300, false);
+  CHECK(s.ksoftirqd_lag(0) == 600);
+  CHECK(s.enter(0, 13000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 13100, true);
+  CHECK(s.enter(0, 13100) == T::Ksoftirqd);  // lag 600 left: at once again
+  s.leave(0, T::Ksoftirqd, 14400, false);    // ran 1300: lag -50, a debt (DELAY_DEQUEUE)
+  CHECK(s.ksoftirqd_lag(0) == -50);
+  // Woken at 15100 it has earned the debt back (700 / 2) and no more (DELAY_ZERO), so it waits
+  // for the task's slice (from 14400) to end at the 18000 tick.
   CHECK(s.enter(0, 15000) == T::IrqExit);
-  CHECK(s.enter(0, 16000) == T::IrqExit);  // the task's slice from 13100 ends at 16100
-  CHECK(s.enter(0, 17000) == T::Ksoftirqd);
-  // ... so it comes back with lag 2550 and may run 2 x 2550 = 5100 in a row: to the tick at 23000.
-  CHECK(s.ksoftirqd_lag(0) == 2550);
-  CHECK(s.ksoftirqd_more(0, 21000, true));
+  s.leave(0, T::IrqExit, 15100, true);
+  CHECK(s.ksoftirqd_lag(0) == 0);
+  CHECK(s.enter(0, 15101) == T::None);
+  CHECK(s.enter(0, 16000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 16100, true);
+  CHECK(s.enter(0, 17000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 17100, true);
+  CHECK(s.enter(0, 18000) == T::Ksoftirqd);
+  CHECK(s.ksoftirqd_lag(0) == 1450);  // waited 15100..18000
+  // It sleeps at 18400 with lag 1250, so its next wakeup preempts at once; its run is one slice
+  // (longer than 2 x 1250): from 19100 to the first tick after 22100.
+  s.leave(0, T::Ksoftirqd, 18400, false);
+  CHECK(s.enter(0, 19000) == T::IrqExit);
+  s.leave(0, T::IrqExit, 19100, true);
+  CHECK(s.enter(0, 19100) == T::Ksoftirqd);
+  CHECK(s.ksoftirqd_more(0, 22000, true));
   CHECK_FALSE(s.ksoftirqd_more(0, 23000, true));
   s.leave(0, T::Ksoftirqd, 23000, true);
-  CHECK(s.ksoftirqd_lag(0) == -450);  // the run ended at the tick after its lag was spent
+  CHECK(s.ksoftirqd_lag(0) == -700);  // 1250 - 3900 / 2
+  // A debt outlasts a slice end: ksoftirqd runs at the first slice end where it is eligible.
+  Softirq debt;
+  debt.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = 2000, .place_lag = true, .delay_dequeue = true}, {0});
+  CHECK(debt.enter(0, 0) == T::IrqExit);
+  debt.leave(0, T::IrqExit, 1900, true);
+  CHECK(debt.enter(0, 2001) == T::Ksoftirqd);  // lag 50: one slice, to the tick at 5000
+  CHECK(debt.ksoftirqd_more(0, 4999, true));
+  debt.leave(0, T::Ksoftirqd, 5000, false);    // drained: it blocks with lag 50 - 2999 / 2
+  CHECK(debt.ksoftirqd_lag(0) == -1449);
+  CHECK(debt.enter(0, 6000) == T::IrqExit);
+  debt.leave(0, T::IrqExit, 6100, true);       // woken with -1449 + 1100 / 2 left
+  CHECK(debt.ksoftirqd_lag(0) == -899);
+  CHECK(debt.enter(0, 7000) == T::IrqExit);    // the task's slice ends, ksoftirqd still owes 449
+  CHECK(debt.enter(0, 8000) == T::IrqExit);    // the task's new slice runs from 7000
+  CHECK(debt.enter(0, 9000) == T::Ksoftirqd);
+  CHECK(debt.ksoftirqd_lag(0) == 551);
+  // Before 6.12 (no DELAY_DEQUEUE) the debt is kept whole while it sleeps.
+  Softirq kept;
+  kept.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = 2000, .place_lag = true}, {0});
+  CHECK(kept.enter(0, 0) == T::IrqExit);
+  kept.leave(0, T::IrqExit, 1900, true);
+  CHECK(kept.enter(0, 2001) == T::Ksoftirqd);
+  kept.leave(0, T::Ksoftirqd, 5000, false);
+  CHECK(kept.enter(0, 20000) == T::IrqExit);
+  kept.leave(0, T::IrqExit, 20100, true);
+  CHECK(kept.ksoftirqd_lag(0) == -1449);
+  // Without PLACE_LAG (sched_features NO_PLACE_LAG) it wakes at the average, with no lag, and
+  // waits for the task's slice to end however much lag it slept with.
+  Softirq nolag;
+  nolag.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice}, {0});
+  CHECK(nolag.enter(0, 1000) == T::IrqExit);
+  nolag.leave(0, T::IrqExit, 1200, true);
+  CHECK(nolag.enter(0, 3000) == T::Ksoftirqd);  // lag 900
+  nolag.leave(0, T::Ksoftirqd, 3200, false);    // sleeps with 800
+  CHECK(nolag.ksoftirqd_lag(0) == 800);
+  CHECK(nolag.enter(0, 4000) == T::IrqExit);
+  nolag.leave(0, T::IrqExit, 4100, true);
+  CHECK(nolag.ksoftirqd_lag(0) == 0);
+  CHECK(nolag.enter(0, 4101) == T::None);
+  CHECK(nolag.enter(0, 5000) == T::IrqExit);
+  nolag.leave(0, T::IrqExit, 5100, true);
+  CHECK(nolag.enter(0, 6000) == T::IrqExit);  // the task's slice from 3200 ends at 6200
+  nolag.leave(0, T::IrqExit, 6100, true);
+  CHECK(nolag.enter(0, 7000) == T::Ksoftirqd);
   // Lag is clamped to two slices either way (update_entity_lag).
   Softirq w;
   w.init(SoftirqLimits{.tick = tick, .restarts = 10, .max_time = 2000, .slice = slice}, {0});

@@ -76,6 +76,8 @@ Kernel parse_kernel(const json& doc, const std::string& file) {
   k.sched_slice_us = slice.sourced_value_any().number();
   if (!(k.sched_slice_us > 0)) slice.at("value").fail("must be positive");
   k.wakeup_preempts = root.at("wakeup_preempts").sourced_value_any().boolean();
+  k.place_lag = root.at("place_lag").sourced_value_any().boolean();
+  k.delay_dequeue = root.at("delay_dequeue").sourced_value_any().boolean();
   root.check_known_fields();
   return k;
 }

@@ -39,6 +39,11 @@ struct Kernel {
   // of a role program) preempts the running one at once (CFS) or waits for its slice (EEVDF).
   double sched_slice_us = 2800;
   bool wakeup_preempts = false;
+  // EEVDF's PLACE_LAG (kernel/sched/features.h): a woken task keeps the lag it slept with, and
+  // one with positive lag preempts at once (models/softirq.h; not the roles of network programs).
+  bool place_lag = false;
+  // EEVDF's DELAY_DEQUEUE (6.12 on): a task that blocks owing lag earns it back while it sleeps.
+  bool delay_dequeue = false;
   bool has(const std::string& patch) const;
 };
 

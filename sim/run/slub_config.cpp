@@ -228,6 +228,8 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.softirq = costs.softirq;
   p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);
   p.softirq.wakeup_preempts = k.wakeup_preempts;
+  p.softirq.place_lag = k.place_lag;
+  p.softirq.delay_dequeue = k.delay_dequeue;
   p.features.frontend = k.frontend;
   p.features.freelist_random = k.freelist_random;
   p.features.cpu_partial = k.cpu_partial;
