@@ -139,13 +139,7 @@ class Softirq {
         // it last got the CPU.
         s.ksoftirqd = true;
         s.waiting_since = now;
-        // Still delayed, it keeps the debt it has not earned back; dequeued, EEVDF without
-        // PLACE_LAG places it at the average, with no lag. (Under CFS the kept lag stands for
-        // the sleeper credit place_entity gives, GENTLE_FAIR_SLEEPERS.)
-        if (!l_.wakeup_preempts && s.lag < 0 && l_.delay_dequeue)
-          s.lag = std::min<Time>(0, s.lag + (now - s.slept_at) / 2);
-        else if (!l_.wakeup_preempts && !l_.place_lag)
-          s.lag = 0;
+        place(s, now);
         if (l_.wakeup_preempts || s.lag > 0) s.preempt_pending = true;
         else s.task_since += (now - s.task_since) / l_.slice * l_.slice;
       }
@@ -169,6 +163,15 @@ class Softirq {
   };
   Time next_tick(Time now) const { return (now / l_.tick + 1) * l_.tick; }
   Time tick_at_or_after(Time t) const { return (t + l_.tick - 1) / l_.tick * l_.tick; }
+  // The lag a woken ksoftirqd comes back with (EEVDF: place_entity, requeue_delayed_entity).
+  // Still delayed, it keeps the debt it has not earned back; dequeued, it is placed with its
+  // kept lag (PLACE_LAG) or at the average, with none. Under CFS the kept lag stands for the
+  // sleeper credit place_entity gives (GENTLE_FAIR_SLEEPERS).
+  void place(State& s, Time now) const {
+    if (l_.wakeup_preempts) return;
+    if (s.lag < 0 && l_.delay_dequeue) s.lag = std::min<Time>(0, s.lag + (now - s.slept_at) / 2);
+    else if (!l_.place_lag) s.lag = 0;
+  }
   // update_entity_lag clamps lag to two slices either way.
   Time clamp_lag(Time lag) const { return std::clamp(lag, -2 * l_.slice, 2 * l_.slice); }
   // ksoftirqd gets the CPU at `now` (kernel/sched/fair.c, EEVDF, 6.6 onward): waiting, it gained
