@@ -48,29 +48,44 @@ struct RcuBatchLimits {
 // first notices a new grace period at a tick, and reports at a later tick that finds it outside
 // code where a tick cannot report (the caller gives the chance it was, from the share of the
 // last tick interval the CPU spent there). Callbacks queued while grace period k runs wait for
-// k + 1, as with fixed periods; the next period starts when one ends.
+// k + 1, as with fixed periods.
+// The grace-period kthread (rcu_gp_kthread) starts each period (rcu_gp_init) and ends it
+// (rcu_gp_cleanup), then starts the next at once while callbacks wait. Idle CPUs are in
+// dyntick-idle and report nothing themselves: the kthread's first quiescent-state forcing scan
+// (rcu_gp_fqs, first_time), `first_fqs` after the period started rounded to the jiffy, reports
+// them. So on a machine with idle CPUs a period lasts at least until that scan; on a full one it
+// ends with the last busy CPU's report. The kthread itself is not scheduled here: woken on an
+// idle CPU it runs at once, and on a busy one it keeps EEVDF's positive lag from its waits
+// (PLACE_LAG) and so preempts at the next point; the model takes both as no delay.
 class TickGracePeriods {
  public:
-  void init(int nr_cpus) {
+  // `tick` and `first_fqs` 0: no forcing scan (idle CPUs never hold a period up).
+  void init(int nr_cpus, Time tick = 0, Time first_fqs = 0) {
     required_.assign(static_cast<std::size_t>(nr_cpus), true);
     cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
     remaining_ = nr_cpus;
+    tick_ = tick;
+    first_fqs_ = first_fqs;
+    idle_ = false;
+    start(0);
   }
-  // Only these CPUs run tasks; the others are idle, and idle CPUs never hold up a grace period
-  // (the grace-period kthread reports them from their dyntick state).
+  // Only these CPUs run tasks; the others are idle: the forcing scan reports them.
   void set_busy(const std::vector<int>& cpus) {
     std::fill(required_.begin(), required_.end(), false);
     for (int c : cpus) required_[static_cast<std::size_t>(c)] = true;
-    remaining_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
-    for (auto& c : cpu_) c.reported = false;
+    idle_ = static_cast<std::size_t>(std::count(required_.begin(), required_.end(), true)) < required_.size();
+    start(start_);
   }
-  std::uint64_t current() const { return gp_; }
-  std::uint64_t completed() const { return gp_ - 1; }
+  // The grace period in progress at `now`, and the last one completed by then.
+  std::uint64_t current(Time now) const { return gp_ + (end_at_ <= now ? 1 : 0); }
+  std::uint64_t completed(Time now) const { return current(now) - 1; }
   // A tick on `cpu` at `now` whose interrupted context could report with probability `p`; draw
-  // is uniform in [0, 1). Returns whether a grace period ended.
+  // is uniform in [0, 1). Returns whether this report was the last one the period waited for
+  // from busy CPUs (it ends then, or at the forcing scan if that is later).
   bool tick(int cpu, Time now, double p, double draw) {
+    advance(now);
     auto& c = cpu_[static_cast<std::size_t>(cpu)];
-    if (!required_[static_cast<std::size_t>(cpu)]) return false;
+    if (!required_[static_cast<std::size_t>(cpu)] || end_at_ != kForever) return false;
     if (c.noted != gp_) {
       c.noted = gp_;  // note_gp_changes: this tick only notices the new grace period
       return false;
@@ -78,11 +93,8 @@ class TickGracePeriods {
     if (c.reported || draw >= p) return false;
     c.reported = true;
     if (--remaining_ > 0) return false;
-    ++gp_;
-    last_end_ = now;
-    ++ended_;
-    remaining_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
-    for (auto& x : cpu_) x.reported = false;
+    end_at_ = std::max(now, fqs_at_);  // rcu_report_qs_rsp wakes the kthread; or its first scan
+    advance(now);
     return true;
   }
   std::uint64_t ended() const { return ended_; }
@@ -92,12 +104,31 @@ class TickGracePeriods {
     std::uint64_t noted = 0;
     bool reported = false;
   };
+  // rcu_gp_init at `at`: every busy CPU owes a report; idle ones wait for the first scan.
+  void start(Time at) {
+    start_ = at;
+    end_at_ = kForever;
+    remaining_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
+    for (auto& x : cpu_) x.reported = false;
+    fqs_at_ = idle_ && tick_ > 0 ? (at / tick_) * tick_ + first_fqs_ : 0;
+  }
+  // rcu_gp_cleanup of a period whose end time has come, and the next period's rcu_gp_init.
+  void advance(Time now) {
+    if (end_at_ > now) return;
+    ++gp_;
+    ++ended_;
+    start(end_at_);
+  }
   std::vector<bool> required_;
   std::vector<Cpu> cpu_;
   int remaining_ = 0;
-  std::uint64_t gp_ = 1;  // the grace period in progress
+  std::uint64_t gp_ = 1;  // the grace period in progress (until end_at_)
   std::uint64_t ended_ = 0;
-  Time last_end_ = 0;
+  Time start_ = 0;
+  Time end_at_ = kForever;  // when the period in progress ends, once every busy CPU reported
+  Time fqs_at_ = 0;         // its first forcing scan (0: none, no idle CPUs)
+  Time tick_ = 0, first_fqs_ = 0;
+  bool idle_ = false;
 };
 
 // Each CPU's callbacks in queue order, cut into segments by the grace period they wait for
@@ -106,12 +137,14 @@ class TickGracePeriods {
 // before it is invoked.
 class RcuQueue {
  public:
-  void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}, bool from_ticks = false) {
+  // tick and first_fqs: the grace-period kthread's first forcing scan (TickGracePeriods).
+  void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}, bool from_ticks = false, Time tick = 0,
+            Time first_fqs = 0) {
     per_cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
     grace_ = grace_period;
     limits_ = limits;
     from_ticks_ = from_ticks;
-    ticks_.init(nr_cpus);
+    ticks_.init(nr_cpus, tick, first_fqs);
   }
   bool from_ticks() const { return from_ticks_; }
   TickGracePeriods& grace_periods() { return ticks_; }
@@ -125,7 +158,7 @@ class RcuQueue {
   void call_rcu(int cpu, Time now, RcuCallback cb) {
     CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
     const Time ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
-    const std::uint64_t gp = ticks_.current() + 1;
+    const std::uint64_t gp = ticks_.current(now) + 1;
     if (q.segs.empty() || q.segs.back().ready != ready || q.segs.back().gp != gp) q.segs.push_back({ready, gp, 0});
     ++q.segs.back().count;
     q.cbs.push_back(cb);
@@ -198,7 +231,7 @@ class RcuQueue {
     bool flood = false;
   };
   bool is_ready(const Segment& g, Time now) const {
-    return from_ticks_ ? g.gp <= ticks_.completed() : g.ready <= now;
+    return from_ticks_ ? g.gp <= ticks_.completed(now) : g.ready <= now;
   }
   std::vector<CpuQueue> per_cpu_;
   std::uint64_t invoked_ = 0, invoked_in_flood_ = 0;

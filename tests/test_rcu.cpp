@@ -250,7 +250,7 @@ TEST_CASE("rcu: grace periods from ticks end when every busy CPU has noticed and
   auto& gp = q.grace_periods();
   gp.set_busy({0, 1});  // CPU 2 is idle: it never holds a grace period up
   q.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});  // waits for grace period 2
-  CHECK(gp.current() == 1);
+  CHECK(gp.current(10) == 1);
   // A tick first notices the grace period; only a later tick can report, and only with the
   // draw under the chance of being outside slow paths, callbacks and spinning.
   CHECK_FALSE(gp.tick(0, 1000, 1.0, 0.0));
@@ -261,7 +261,7 @@ TEST_CASE("rcu: grace periods from ticks end when every busy CPU has noticed and
   CHECK_FALSE(gp.tick(1, 4000, 1.0, 0.0));  // notices
   CHECK_FALSE(q.ready(0, 4500));
   CHECK(gp.tick(1, 5000, 1.0, 0.0));        // the last busy CPU: grace period 1 ends
-  CHECK(gp.completed() == 1);
+  CHECK(gp.completed(5000) == 1);
   CHECK(gp.ended() == 1);
   CHECK_FALSE(q.ready(0, 5000));            // queued during 1, it waits for 2
   for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 6000, 1.0, 0.0));  // notice 2
@@ -275,6 +275,51 @@ TEST_CASE("rcu: grace periods from ticks end when every busy CPU has noticed and
   f.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});
   CHECK_FALSE(f.ready(0, 1999));
   CHECK(f.ready(0, 2000));
+}
+
+TEST_CASE("rcu: with idle CPUs a grace period from ticks lasts until the kthread's first forcing scan") {
+  // 1 ms ticks, first scan 3 jiffies after the start (jiffies_till_first_fqs at HZ=1000).
+  RcuQueue q;
+  q.init(3, 1000, RcuBatchLimits{}, true, 1000, 3000);
+  auto& gp = q.grace_periods();
+  gp.set_busy({0, 1});  // CPU 2 is idle: only the scan at 3000 reports it
+  q.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});  // waits for grace period 2
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 1000, 1.0, 0.0));  // notice 1
+  CHECK_FALSE(gp.tick(0, 2000, 1.0, 0.0));
+  CHECK(gp.tick(1, 2000, 1.0, 0.0));  // the busy CPUs have all reported...
+  CHECK(gp.completed(2999) == 0);     // ...but the idle one is reported by the scan
+  CHECK(gp.current(2999) == 1);
+  CHECK(gp.completed(3000) == 1);     // rcu_gp_cleanup, and grace period 2 starts at 3000
+  CHECK(gp.current(3000) == 2);
+  CHECK_FALSE(gp.tick(0, 2500, 1.0, 0.0));  // a tick while the scan is awaited changes nothing
+  // Queued after period 2 started: it waits for 3, not 2.
+  q.call_rcu(1, 3100, {RcuCallback::FreeObject, 0, nullptr});
+  // Period 2 started at 3000: its scan comes at 6000; the busy CPUs report by 5000.
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 4000, 1.0, 0.0));  // notice 2
+  CHECK_FALSE(gp.tick(0, 5000, 1.0, 0.0));
+  CHECK(gp.tick(1, 5000, 1.0, 0.0));
+  CHECK_FALSE(q.ready(0, 5999));
+  CHECK(q.ready(0, 6000));
+  CHECK_FALSE(q.ready(1, 6000));
+  CHECK(gp.ended() == 1);  // counted when the next tick sees the end
+  // A busy CPU that reports after the scan ends the period itself: period 3 starts at 6000, its
+  // scan is at 9000, and CPU 1 reports late, at 11000.
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 7000, 1.0, 0.0));
+  CHECK(gp.ended() == 2);
+  CHECK_FALSE(gp.tick(0, 8000, 1.0, 0.0));
+  CHECK_FALSE(gp.tick(1, 9000, 0.5, 0.9));  // in a slow path at the tick
+  CHECK_FALSE(gp.tick(1, 10000, 0.5, 0.9));
+  CHECK_FALSE(q.ready(1, 10999));
+  CHECK(gp.tick(1, 11000, 0.5, 0.1));
+  CHECK(q.ready(1, 11000));
+  // No idle CPU: the period ends at the last report, as without a scan.
+  RcuQueue full;
+  full.init(2, 1000, RcuBatchLimits{}, true, 1000, 3000);
+  full.grace_periods().set_busy({0, 1});
+  for (int c : {0, 1}) CHECK_FALSE(full.grace_periods().tick(c, 1000, 1.0, 0.0));
+  CHECK_FALSE(full.grace_periods().tick(0, 2000, 1.0, 0.0));
+  CHECK(full.grace_periods().tick(1, 2000, 1.0, 0.0));
+  CHECK(full.grace_periods().completed(2000) == 1);
 }
 
 TEST_CASE("rcu: the ready count follows queueing, pops and time like a scan of the whole queue") {

@@ -138,6 +138,7 @@ struct Params {
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;
+  Time rcu_first_fqs = 0;  // from ticks: the grace-period kthread's first forcing scan after a start
   // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC; "memory"
   // (false) = DRAM. A flush's stores overlap by costs.slub.aged_store_overlap in both.
   bool aged_lines_in_llc = false;  // models/rcu.h TickGracePeriods instead of a fixed period

@@ -122,6 +122,8 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
     return from_ns(us * 1000.0);
   };
   c.softirq.tick = micros("tick_us");
+  c.rcu_fqs_jiffies = static_cast<int>(count("fqs_jiffies", 1, 1000));
+  c.rcu_fqs_cpus_per_jiffy = static_cast<int>(count("fqs_cpus_per_jiffy", 1, 1000000));
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   c.softirq.max_time = micros("softirq_time_us");
   if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is not 0");
@@ -223,6 +225,8 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.refill_from_partial = k.has("refill-from-partial");
   p.rcu_grace_period = costs.rcu_grace_period;
   p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
+  // jiffies_till_first_fqs as rcu_init_geometry sets it, for this machine's nr_cpu_ids.
+  p.rcu_first_fqs = costs.softirq.tick * (costs.rcu_fqs_jiffies + m.nr_cpus / costs.rcu_fqs_cpus_per_jiffy);
   p.aged_lines_in_llc = costs.aged_lines_in_llc;
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;

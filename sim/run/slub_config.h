@@ -18,6 +18,8 @@ struct SlubCostConfig {
   slub::PageAllocParams page_alloc;
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;  // costs.rcu.grace_period_model "ticks"
+  int rcu_fqs_jiffies = 0;                   // costs.rcu.fqs_jiffies
+  int rcu_fqs_cpus_per_jiffy = 1;            // costs.rcu.fqs_cpus_per_jiffy
   bool aged_lines_in_llc = false;            // costs.rcu.aged_lines "llc"
   RcuBatchLimits rcu_batch;
   SoftirqLimits softirq;
