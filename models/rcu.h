@@ -63,7 +63,7 @@ class TickGracePeriods {
   void init(int nr_cpus, Time tick = 0, Time first_fqs = 0) {
     required_.assign(static_cast<std::size_t>(nr_cpus), true);
     cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
-    remaining_ = nr_cpus;
+    nr_busy_ = nr_cpus;
     tick_ = tick;
     first_fqs_ = first_fqs;
     idle_ = false;
@@ -73,7 +73,8 @@ class TickGracePeriods {
   void set_busy(const std::vector<int>& cpus) {
     std::fill(required_.begin(), required_.end(), false);
     for (int c : cpus) required_[static_cast<std::size_t>(c)] = true;
-    idle_ = static_cast<std::size_t>(std::count(required_.begin(), required_.end(), true)) < required_.size();
+    nr_busy_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
+    idle_ = static_cast<std::size_t>(nr_busy_) < required_.size();
     start(start_);
   }
   // The grace period in progress at `now`, and the last one completed by then.
@@ -108,7 +109,7 @@ class TickGracePeriods {
   void start(Time at) {
     start_ = at;
     end_at_ = kForever;
-    remaining_ = static_cast<int>(std::count(required_.begin(), required_.end(), true));
+    remaining_ = nr_busy_;
     for (auto& x : cpu_) x.reported = false;
     fqs_at_ = idle_ && tick_ > 0 ? (at / tick_) * tick_ + first_fqs_ : 0;
   }
@@ -121,7 +122,8 @@ class TickGracePeriods {
   }
   std::vector<bool> required_;
   std::vector<Cpu> cpu_;
-  int remaining_ = 0;
+  int nr_busy_ = 0;    // CPUs that owe each period a report
+  int remaining_ = 0;  // of them, those that have not reported yet
   std::uint64_t gp_ = 1;  // the grace period in progress (until end_at_)
   std::uint64_t ended_ = 0;
   Time start_ = 0;

@@ -137,11 +137,11 @@ struct Params {
   bool validate = false;
   std::uint64_t seed = 1;
   Time rcu_grace_period = 0;
-  bool rcu_grace_period_from_ticks = false;
+  bool rcu_grace_period_from_ticks = false;  // models/rcu.h TickGracePeriods instead of a fixed period
   Time rcu_first_fqs = 0;  // from ticks: the grace-period kthread's first forcing scan after a start
   // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC; "memory"
   // (false) = DRAM. A flush's stores overlap by costs.slub.aged_store_overlap in both.
-  bool aged_lines_in_llc = false;  // models/rcu.h TickGracePeriods instead of a fixed period
+  bool aged_lines_in_llc = false;
   RcuBatchLimits rcu_batch;  // default: every ready callback at once
   SoftirqLimits softirq;     // default: one round at every softirq point the workload offers
 };
