@@ -141,6 +141,16 @@ class Exec {
   }
 
   Account account() const noexcept { return account_; }
+  // The price of one load, with nothing racing for the line, of a line `owner` wrote last and
+  // may still hold modified, homed on `home_node`: the machine's transfer between the two CPUs
+  // (0 when owner is this CPU or unknown, and under drivers that price no sharing). For data
+  // only one CPU reaches at a time, such as a free pointer on a slab's freelist, so it needs no
+  // ordering against other CPUs (unlike read()).
+  virtual Time line_from(int owner, int home_node) const {
+    (void)owner;
+    (void)home_node;
+    return 0;
+  }
   // All time so far (window or not) in which a scheduling-clock tick could not report an RCU
   // quiescent state: allocator slow paths (irqs or preemption off), softirq and ksoftirqd
   // callback work, and spinning for a lock (RcuQueue's tick-driven grace periods).

@@ -186,3 +186,75 @@ TEST_CASE("private costs: a free step takes order fifo or shuffled, and only fre
   CHECK_THROWS_WITH_AS(parse_workload(doc(R"({"op": "alloc", "cache": "kmalloc-64", "pool": "p", "order": "shuffled"})"), "w.json"),
                        doctest::Contains("only frees take an order"), ConfigError);
 }
+
+namespace {
+
+// The immediate driver, with a transfer price for a line another CPU wrote last (Exec::line_from).
+class TransferExec final : public Exec {
+ public:
+  TransferExec(ImmediateShared& sh, int cpu, Time transfer) : Exec(cpu, 0), sh_(sh), transfer_(transfer) {}
+  Time line_from(int owner, int) const override { return owner >= 0 && owner != cpu() ? transfer_ : 0; }
+
+ protected:
+  bool begin(const Request& r) override {
+    result_ = true;
+    if (r.kind == Req::SpinLock || r.kind == Req::SpinTrylock) result_ = sh_.lock(r.id, cpu_, r.kind == Req::SpinTrylock);
+    if (r.kind == Req::SpinUnlock) sh_.unlock(r.id, cpu_);
+    return true;
+  }
+  void park(std::coroutine_handle<>) override { throw std::logic_error("transfer exec: not granted"); }
+
+ private:
+  ImmediateShared& sh_;
+  Time transfer_;
+};
+
+// CPU 1 frees every object of a slab CPU 0 filled, then gives the slab to the node list; CPU 0
+// then bulk-allocates the rest of its own cpu slab and `foreign` objects of that slab. Returns
+// the time the bulk call took.
+Time bulk_after_remote_frees(bool from_writer, std::uint32_t foreign) {
+  ImmediateShared sh;
+  Params p;
+  CacheSpec c;
+  c.name = "kmalloc-64";
+  c.object_size = 64;
+  p.caches = {c};
+  p.numa.nr_cpus = 2;
+  p.numa.nr_nodes = 1;
+  p.numa.cpu_node = {0, 0};
+  p.numa.node_pages = {1 << 16};
+  p.numa.fallback = {{0}};
+  p.features.frontend = FrontendKind::CpuPartial;
+  p.costs = test_costs();
+  p.freelist_lines_from_writer = from_writer;
+  p.validate = true;
+  Slub slub(sh, p);
+  TransferExec e0(sh, 0, from_ns(100)), e1(sh, 1, from_ns(100));
+  KmemCache& s = slub.cache(0);
+  const std::uint32_t k = s.geo.objects;
+  std::vector<void*> first;
+  for (std::uint32_t i = 0; i < k; ++i) first.push_back(run_now(slub.alloc(e0, s)));
+  void* keep = run_now(slub.alloc(e0, s));  // the second slab becomes CPU 0's cpu slab
+  for (void* o : first) run_now(slub.free(e1, s, o));
+  run_now(slub.flush_cpu(e1, s, 1));  // CPU 1's partial list (the first slab) to the node list
+  std::vector<void*> got(k - 1 + foreign);
+  const Time t0 = e0.now();
+  REQUIRE(run_now(slub.alloc_bulk(e0, s, got.size(), got.data())) == got.size());
+  const Time took = e0.now() - t0;
+  run_now(slub.free_bulk(e0, s, got.size(), got.data()));
+  run_now(slub.free(e0, s, keep));
+  return took;
+}
+
+}  // namespace
+
+TEST_CASE("private costs: a bulk allocation's freelist walk pays the transfer for free pointers another CPU wrote (costs.slub.freelist_lines)") {
+  // "local": every pop costs freelist_walk_per_object, whoever wrote it.
+  const Time local = bulk_after_remote_frees(false, 6);
+  // "writer": the first slab's objects after the one ___slab_alloc hands over (5 pops) each cost
+  // the 100 ns transfer from CPU 1 instead of 1.5 ns; CPU 0's own cpu slab's pops do not change.
+  const Time writer = bulk_after_remote_frees(true, 6);
+  CHECK(writer - local == 5 * (from_ns(100) - from_ns(1.5)));
+  // With no foreign pops beyond the hand-over, nothing changes.
+  CHECK(bulk_after_remote_frees(true, 1) == bulk_after_remote_frees(false, 1));
+}

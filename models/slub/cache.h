@@ -37,6 +37,10 @@ struct KmemCacheCpu {
   Slab* slab = nullptr;      // the active (frozen) cpu slab
   Slab* partial = nullptr;   // cpu partial list, linked by Slab::next
   std::uint64_t tid = 0;
+  // Who wrote the free pointers on freelist: the top local_top objects this CPU (its frees to
+  // the cpu slab), the rest `writer` (the slab's writer when its freelist was taken).
+  std::uint32_t local_top = 0;
+  int writer = -1;
 };
 
 struct KmemCache {

@@ -16,6 +16,8 @@
 // node->list_lock (a queued spinlock homed on the node), then the slab's freelist cmpxchg (a
 // write of the slab's line). list_lock is taken by get_partial_node, __put_partials,
 // deactivate_slab (to list the slab) and __slab_free (full/empty transitions only).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "models/slub/slub.h"
@@ -35,6 +37,7 @@ class CpuPartial final : public Frontend {
     void* obj = c.freelist;
     if (!obj || !c.slab || (node != kNoNode && c.slab->node != node)) return nullptr;
     c.freelist = get_freepointer(obj);
+    popped(c);
     prefetch_freepointer(c.freelist);
     ++c.tid;
     e.spend(c_.alloc_fastpath);
@@ -73,9 +76,10 @@ class CpuPartial final : public Frontend {
         }
       } else {
         // A pop inside the loop's one local_lock_irqsave: a dependent load of the free pointer
-        // and a store to p[i], no cmpxchg (6.17 __kmem_cache_alloc_bulk).
+        // and a store to p[i], no cmpxchg, no prefetch (6.17 __kmem_cache_alloc_bulk).
+        e.spend(slub_.freelist_chase(e, head_writer(c, e.cpu()), c.slab->node, 1));
         c.freelist = get_freepointer(obj);
-        e.spend(c_.freelist_walk_per_object);
+        popped(c);
         s.stat(Stat::ALLOC_FASTPATH);
       }
       p[i] = obj;
@@ -109,11 +113,13 @@ class CpuPartial final : public Frontend {
     if (c.slab) {
       Slab* slab = c.slab;
       void* freelist = c.freelist;
+      const KmemCacheCpu was = c;
       c.slab = nullptr;
       c.freelist = nullptr;
+      c.local_top = 0;
       ++c.tid;
       s.stat(Stat::CPUSLAB_FLUSH);
-      co_await deactivate_slab(e, s, slab, freelist);
+      co_await deactivate_slab(e, s, slab, freelist, was.local_top, was.writer);
     }
     if (c.partial) {
       Slab* list = c.partial;
@@ -143,6 +149,7 @@ class CpuPartial final : public Frontend {
     if (slab != c.slab) return false;
     set_freepointer(tail, c.freelist);
     c.freelist = head;
+    c.local_top += cnt;
     ++c.tid;
     e.spend(c_.free_fastpath);  // one this_cpu_cmpxchg for a detached freelist of cnt (do_slab_free)
     s.stat(Stat::FREE_FASTPATH, cnt);
@@ -164,13 +171,15 @@ class CpuPartial final : public Frontend {
       if (node != kNoNode && slab->node != node) {
         s.stat(Stat::ALLOC_NODE_MISMATCH);
         void* cpu_freelist = c.freelist;
+        const KmemCacheCpu was = c;
         c.slab = nullptr;
         c.freelist = nullptr;
+        c.local_top = 0;
         ++c.tid;
-        co_await deactivate_slab(e, s, slab, cpu_freelist);
+        co_await deactivate_slab(e, s, slab, cpu_freelist, was.local_top, was.writer);
       } else if (c.freelist) {
         freelist = c.freelist;
-        co_return load_freelist(s, c, freelist);
+        co_return load_freelist(s, c, freelist, nullptr);
       } else {
         // get_freelist: take the slab's own freelist (remote frees) in one cmpxchg.
         co_await e.write(slab->line);
@@ -181,7 +190,7 @@ class CpuPartial final : public Frontend {
           s.stat(Stat::DEACTIVATE_BYPASS);
         } else {
           s.stat(Stat::ALLOC_REFILL);
-          co_return load_freelist(s, c, freelist);
+          co_return load_freelist(s, c, freelist, slab);
         }
       }
     }
@@ -240,13 +249,27 @@ class CpuPartial final : public Frontend {
 
   void* install(KmemCache& s, KmemCacheCpu& c, Slab* slab, void* freelist) {
     c.slab = slab;
-    return load_freelist(s, c, freelist);
+    return load_freelist(s, c, freelist, slab);
   }
 
-  void* load_freelist(KmemCache&, KmemCacheCpu& c, void* freelist) {
+  // The cpu freelist becomes the rest of `freelist`: taken from slab `from` (its writer wrote
+  // them), or, from == nullptr, the cpu freelist itself popped.
+  void* load_freelist(KmemCache&, KmemCacheCpu& c, void* freelist, const Slab* from) {
     c.freelist = get_freepointer(freelist);
+    if (from) {
+      c.local_top = 0;
+      c.writer = from->writer;
+    } else {
+      popped(c);
+    }
     ++c.tid;
     return freelist;
+  }
+
+  // Who wrote the free pointer of the object at the head of c's freelist, and its pop.
+  static int head_writer(const KmemCacheCpu& c, int cpu) { return c.local_top ? cpu : c.writer; }
+  static void popped(KmemCacheCpu& c) {
+    if (c.local_top) --c.local_top;
   }
 
   // The slab's whole freelist moves to the caller: inuse = objects, frozen as given.
@@ -403,7 +426,9 @@ class CpuPartial final : public Frontend {
   }
 
   // deactivate_slab: give the cpu freelist back to the slab, unfreeze it, and list it.
-  Co<void> deactivate_slab(Exec& e, KmemCache& s, Slab* slab, void* freelist) {
+  // local_top and writer: who wrote the cpu freelist's free pointers (KmemCacheCpu).
+  Co<void> deactivate_slab(Exec& e, KmemCache& s, Slab* slab, void* freelist, std::uint32_t local_top,
+                           int writer) {
     Frame frame(e, "deactivate_slab");
     KmemCacheNode& n = s.node[slab->node];
     bool tail = false;
@@ -418,7 +443,9 @@ class CpuPartial final : public Frontend {
       ++free_delta;
       last = p;
     }
-    e.spend(c_.freelist_walk_per_object * free_delta);
+    const std::uint32_t local = std::min(local_top, free_delta);
+    e.spend(slub_.freelist_chase(e, e.cpu(), slab->node, local) +
+            slub_.freelist_chase(e, writer, slab->node, free_delta - local));
     bool will_list = freelist || slab->freelist;
     bool locked = false;
     if (eager_ && will_list) {
@@ -428,7 +455,10 @@ class CpuPartial final : public Frontend {
     }
     co_await e.write(slab->line);
     if (last) set_freepointer(last, slab->freelist);
-    if (freelist) slab->freelist = freelist;
+    if (freelist) {
+      slab->freelist = freelist;
+      slab->writer = 2 * local >= free_delta ? e.cpu() : writer;  // who wrote most of them
+    }
     slab->inuse -= free_delta;
     slab->frozen = false;
     ++slab->seq;
@@ -487,6 +517,7 @@ class CpuPartial final : public Frontend {
       }
       set_freepointer(tail, prior);
       slab->freelist = head;
+      slab->writer = e.cpu();
       slab->inuse = new_inuse;
       if (froze_it) slab->frozen = true;
       ++slab->seq;

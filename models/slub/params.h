@@ -142,6 +142,9 @@ struct Params {
   // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC; "memory"
   // (false) = DRAM. A flush's stores overlap by costs.slub.aged_store_overlap in both.
   bool aged_lines_in_llc = false;
+  // costs.slub.freelist_lines: "writer" = a free pointer another CPU wrote last costs a walk the
+  // transfer from that CPU (Slub::freelist_chase); "local" (false) = freelist_walk_per_object.
+  bool freelist_lines_from_writer = false;
   RcuBatchLimits rcu_batch;  // default: every ready callback at once
   SoftirqLimits softirq;     // default: one round at every softirq point the workload offers
 };

@@ -43,6 +43,7 @@ struct Slab {
   std::uint32_t slabs = 0;  // cpu partial list length, valid in the head
   std::uint32_t pobjects = 0;  // <= 5.15: free objects on the cpu partial list, valid in the head
   std::uint64_t seq = 0;    // bumped by every change of (freelist, counters): cmpxchg failures
+  int writer = -1;          // the CPU that last linked objects onto freelist (their free pointers)
   LineId line;              // the cache line holding freelist and counters
   std::uint64_t id = 0;     // creation number
   std::size_t slot = 0;     // index in the allocator's list of live slabs of its cache

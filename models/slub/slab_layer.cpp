@@ -137,6 +137,7 @@ class SlabLayer final : public Frontend {
       Slab* slab = taken[i];
       // get_freelist_nofreeze
       co_await e.write(slab->line);
+      const int writer = slab->writer;
       void* fl = slab->freelist;
       slab->freelist = nullptr;
       slab->inuse = slab->objects;
@@ -147,7 +148,7 @@ class SlabLayer final : public Frontend {
         fl = get_freepointer(fl);
         ++walked;
       }
-      e.spend(c_.freelist_walk_per_object * walked);
+      e.spend(slub_.freelist_chase(e, writer, slab->node, walked));
       if (fl) {
         // The remainder goes back: walk to its tail, then __slab_free (full -> partial, tail).
         void* head = fl;
@@ -157,7 +158,7 @@ class SlabLayer final : public Frontend {
           tail = nx;
           ++cnt;
         }
-        e.spend(c_.freelist_walk_per_object * cnt);
+        e.spend(slub_.freelist_chase(e, writer, slab->node, cnt));
         co_await give_back_->do_slab_free(e, s, slab, head, tail, cnt);
       }
     }
@@ -197,7 +198,7 @@ class SlabLayer final : public Frontend {
         fl = get_freepointer(fl);
       }
       slab->freelist = fl;
-      e.spend(c_.freelist_walk_per_object * static_cast<Time>(n));
+      e.spend(slub_.freelist_chase(e, slab->writer, slab->node, static_cast<std::uint32_t>(n)));
     }
     slab->inuse = static_cast<std::uint32_t>(n);
     ++slab->seq;
@@ -255,6 +256,9 @@ class SlabLayer final : public Frontend {
     if (slab) {
       co_await e.write(slab->line);
       obj = slab->freelist;
+      // The popped object's free pointer, under list_lock: priced only as the writer's line
+      // (under "local" it is part of the lock hold's price, as before the switch).
+      if (slub_.params().freelist_lines_from_writer) e.spend(slub_.freelist_chase(e, slab->writer, slab->node, 1));
       slab->freelist = get_freepointer(obj);
       ++slab->inuse;
       ++slab->seq;
@@ -289,6 +293,7 @@ class SlabLayer final : public Frontend {
       }
       set_freepointer(tail, slab->freelist);
       slab->freelist = head;
+      slab->writer = e.cpu();
       slab->inuse = new_inuse;
       ++slab->seq;
       if (locked) on_node_partial = slab->on_partial;

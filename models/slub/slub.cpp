@@ -266,6 +266,13 @@ Time Slub::aged_line(const Exec& e, int node) const {
   return residency_.line(e.cpu(), p_.numa.memory_latency[e.node()][node]);
 }
 
+Time Slub::freelist_chase(const Exec& e, int writer, int node, std::uint32_t n) const {
+  Time per = p_.costs.freelist_walk_per_object;
+  if (p_.freelist_lines_from_writer && writer >= 0 && writer != e.cpu())
+    per = std::max(per, e.line_from(writer, node));
+  return per * static_cast<Time>(n);
+}
+
 // A FreeObject callback up to its free: the object's slab, with the cold lines it costs.
 Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
   if (p_.validate) rcu_objects_.erase(cb.ptr);
@@ -471,6 +478,7 @@ void Slub::link_freelist(Exec& e, KmemCache& s, Slab* slab, void* const* objs, s
   for (std::size_t k = 0; k + 1 < n; ++k) set_freepointer(objs[k], objs[k + 1]);
   if (n) set_freepointer(objs[n - 1], nullptr);
   slab->freelist = n ? objs[0] : nullptr;
+  slab->writer = e.cpu();
   // The slab is fresh from the page allocator: every line holding a free pointer is written for
   // the first time (one line per object from 64-byte objects up, shared below that), and misses
   // unless the pages came back warm from this CPU's pcp list.

@@ -119,6 +119,10 @@ class Slub {
   const RcuQueue& rcu() const { return rcu_; }
   // The price of one line last written a grace period ago, homed on `node`, read by e's CPU.
   Time aged_line(const Exec& e, int node) const;
+  // The price of loading n free pointers one after another (each load's address comes from the
+  // one before: a freelist walk), written last by CPU `writer` in a slab homed on `node`
+  // (params.freelist_lines_from_writer; slub-algorithms.md §6).
+  Time freelist_chase(const Exec& e, int writer, int node, std::uint32_t n) const;
 
   // --- substrate for the front-ends ---
   Slab* virt_to_slab(const void* p) const;

@@ -35,6 +35,12 @@ inline bool Cpu::process(const Request& req) {
   return false;
 }
 
+Time Cpu::line_from(int owner, int home_node) const {
+  const Machine& m = world_.machine();
+  if (owner < 0 || owner >= m.nr_cpus || owner == cpu()) return 0;
+  return m.transfer(owner, cpu(), m.home_socket(home_node, 0));
+}
+
 bool Cpu::begin(const Request& req) {
   if (one_cpu_inline_ && now_ < engine_.next_timer() && world_.one_cpu(cpu(), req)) {
     if (!process(req)) throw std::logic_error("cpu: a one-CPU object's request had to wait");

@@ -50,6 +50,8 @@ class Cpu final : public Exec, public Process {
 
   void fire() override;
 
+  Time line_from(int owner, int home_node) const override;
+
  protected:
   bool begin(const Request& req) override;
   void park(std::coroutine_handle<> h) override;

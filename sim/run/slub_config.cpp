@@ -82,6 +82,12 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.costs.sheaf_struct_alloc = s.at("sheaf_struct_alloc_ns").time_ns();
   c.costs.barn_op = s.at("barn_op_ns").time_ns();
   c.costs.aged_store_overlap = static_cast<int>(s.at("aged_store_overlap").sourced_value_any().integer_in(1, 64));
+  {
+    auto lines = s.at("freelist_lines");
+    const std::string where = lines.sourced_value_any().str();
+    if (where != "local" && where != "writer") lines.at("value").fail("must be \"local\" or \"writer\"");
+    c.freelist_lines_from_writer = where == "writer";
+  }
   auto rcu = root.at("rcu");
   c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
@@ -228,6 +234,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   // jiffies_till_first_fqs as rcu_init_geometry sets it, for this machine's nr_cpu_ids.
   p.rcu_first_fqs = costs.softirq.tick * (costs.rcu_fqs_jiffies + m.nr_cpus / costs.rcu_fqs_cpus_per_jiffy);
   p.aged_lines_in_llc = costs.aged_lines_in_llc;
+  p.freelist_lines_from_writer = costs.freelist_lines_from_writer;
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;
   p.softirq.slice = from_ns(k.sched_slice_us * 1000.0);

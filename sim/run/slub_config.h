@@ -21,6 +21,7 @@ struct SlubCostConfig {
   int rcu_fqs_jiffies = 0;                   // costs.rcu.fqs_jiffies
   int rcu_fqs_cpus_per_jiffy = 1;            // costs.rcu.fqs_cpus_per_jiffy
   bool aged_lines_in_llc = false;            // costs.rcu.aged_lines "llc"
+  bool freelist_lines_from_writer = false;   // costs.slub.freelist_lines "writer"
   RcuBatchLimits rcu_batch;
   SoftirqLimits softirq;
   Time trace_handoff_poll = 0;
