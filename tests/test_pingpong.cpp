@@ -116,3 +116,21 @@ TEST_CASE("coherence: reads join the sharers; a write pays the farthest invalida
   CHECK(m.distance(6, 4, 0) == Distance::SocketRemoteHome);  // socket 1 CPUs, line on socket 0
   CHECK(d2 == d1 + m.transfer(4, 6, 0));
 }
+
+TEST_CASE("ping-pong: Exec::line_from prices a line another CPU wrote by the same latency classes, and nothing for this CPU's own") {
+  auto c = default_costs();
+  auto t = preset("amd-turin-2s-512t");
+  auto lat = [&](Distance d) { return t.latency[static_cast<int>(d)]; };
+  Engine engine;
+  World world(t, c);
+  Cpu c0(0, t.cpu_node[0], t.cpu_node[0], engine, world);
+  const Exec& e = c0;
+  CHECK(e.line_from(0, 0) == 0);    // written by this CPU
+  CHECK(e.line_from(-1, 0) == 0);   // no writer known
+  CHECK(e.line_from(256, 0) == lat(Distance::Smt));
+  CHECK(e.line_from(1, 0) == lat(Distance::Llc));
+  CHECK(e.line_from(64, 0) == lat(Distance::SocketLocalHome));
+  CHECK(e.line_from(64, 1) == lat(Distance::SocketRemoteHome));
+  // The one-way figure of the ping-pong above and line_from agree for each class.
+  CHECK(static_cast<double>(e.line_from(1, 0)) == doctest::Approx(one_way(t, c, 0, 1, 0)).epsilon(0.02));
+}
