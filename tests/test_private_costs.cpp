@@ -38,27 +38,33 @@ PathCosts test_costs() {
   return c;
 }
 
+// One kmalloc-64 cache on the cpu partial front-end, nr_cpus CPUs on one node, test_costs().
+Params kmalloc64_params(int nr_cpus, bool accounted) {
+  Params p;
+  CacheSpec c;
+  c.name = "kmalloc-64";
+  c.object_size = 64;
+  c.accounted = accounted;
+  p.caches = {c};
+  p.numa.nr_cpus = nr_cpus;
+  p.numa.nr_nodes = 1;
+  p.numa.cpu_node.assign(static_cast<std::size_t>(nr_cpus), 0);
+  p.numa.node_pages = {1 << 16};
+  p.numa.fallback = {{0}};
+  p.features.frontend = FrontendKind::CpuPartial;
+  p.costs = test_costs();
+  p.validate = true;
+  return p;
+}
+
 struct Rig {
   ImmediateShared sh;
   std::unique_ptr<Slub> slub;
   std::unique_ptr<ImmediateExec> e;
 
   explicit Rig(bool accounted, int warm_pages = 128) {
-    Params p;
-    CacheSpec c;
-    c.name = "kmalloc-64";
-    c.object_size = 64;
-    c.accounted = accounted;
-    p.caches = {c};
-    p.numa.nr_cpus = 1;
-    p.numa.nr_nodes = 1;
-    p.numa.cpu_node = {0};
-    p.numa.node_pages = {1 << 16};
-    p.numa.fallback = {{0}};
-    p.features.frontend = FrontendKind::CpuPartial;
-    p.costs = test_costs();
+    Params p = kmalloc64_params(1, accounted);
     p.page_alloc.pcp_warm_pages = warm_pages;
-    p.validate = true;
     slub = std::make_unique<Slub>(sh, p);
     e = std::make_unique<ImmediateExec>(sh, 0, 0);
   }
@@ -214,20 +220,8 @@ class TransferExec final : public Exec {
 // the time the bulk call took.
 Time bulk_after_remote_frees(bool from_writer, std::uint32_t foreign) {
   ImmediateShared sh;
-  Params p;
-  CacheSpec c;
-  c.name = "kmalloc-64";
-  c.object_size = 64;
-  p.caches = {c};
-  p.numa.nr_cpus = 2;
-  p.numa.nr_nodes = 1;
-  p.numa.cpu_node = {0, 0};
-  p.numa.node_pages = {1 << 16};
-  p.numa.fallback = {{0}};
-  p.features.frontend = FrontendKind::CpuPartial;
-  p.costs = test_costs();
+  Params p = kmalloc64_params(2, false);
   p.freelist_lines_from_writer = from_writer;
-  p.validate = true;
   Slub slub(sh, p);
   TransferExec e0(sh, 0, from_ns(100)), e1(sh, 1, from_ns(100));
   KmemCache& s = slub.cache(0);

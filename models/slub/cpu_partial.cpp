@@ -113,13 +113,13 @@ class CpuPartial final : public Frontend {
     if (c.slab) {
       Slab* slab = c.slab;
       void* freelist = c.freelist;
-      const KmemCacheCpu was = c;
+      const std::uint32_t local_top = c.local_top;
       c.slab = nullptr;
       c.freelist = nullptr;
       c.local_top = 0;
       ++c.tid;
       s.stat(Stat::CPUSLAB_FLUSH);
-      co_await deactivate_slab(e, s, slab, freelist, was.local_top, was.writer);
+      co_await deactivate_slab(e, s, slab, freelist, local_top, c.writer);
     }
     if (c.partial) {
       Slab* list = c.partial;
@@ -171,12 +171,12 @@ class CpuPartial final : public Frontend {
       if (node != kNoNode && slab->node != node) {
         s.stat(Stat::ALLOC_NODE_MISMATCH);
         void* cpu_freelist = c.freelist;
-        const KmemCacheCpu was = c;
+        const std::uint32_t local_top = c.local_top;
         c.slab = nullptr;
         c.freelist = nullptr;
         c.local_top = 0;
         ++c.tid;
-        co_await deactivate_slab(e, s, slab, cpu_freelist, was.local_top, was.writer);
+        co_await deactivate_slab(e, s, slab, cpu_freelist, local_top, c.writer);
       } else if (c.freelist) {
         freelist = c.freelist;
         co_return load_freelist(s, c, freelist, nullptr);
