@@ -260,9 +260,14 @@ TEST_CASE("sheaf sequences: 7.0 first allocations on an empty CPU, then frees th
   // (empty) spare. refill_objects: get_partial_node_bulk takes S1 (4 free >= 4) under one
   // list_lock hold; get_freelist_nofreeze takes all 4, nothing to give back. The emptied main
   // becomes the spare again: no barn lock anywhere.
+  const ReuseCounters reuse = r.s().reuse;
   step(r, "alloc 5", [&] { held.push_back(r.alloc(0)); },
        {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_REFILL, 4}, {Stat::ALLOC_FASTPATH, 1}}, 0, 1);
   CHECK(held.back() == obj(s1, 7));  // S1's freelist was 4, 5, 6, 7
+  // Slab reuse: S1 was taken back from the partial list with 4 of its 8 objects in use.
+  CHECK(r.s().reuse[int(Reuse::TAKEN_IN_USE)] - reuse[int(Reuse::TAKEN_IN_USE)] == 1);
+  CHECK(r.s().reuse[int(Reuse::TAKEN_EMPTY)] == reuse[int(Reuse::TAKEN_EMPTY)]);
+  CHECK(r.s().reuse[int(Reuse::TAKEN_FREE_OBJECTS)] - reuse[int(Reuse::TAKEN_FREE_OBJECTS)] == 4);
   CHECK(r.pcs(0).main == main0);
   CHECK(r.pcs(0).spare != nullptr);
   CHECK(r.pcs(0).spare->empty());

@@ -99,6 +99,16 @@ void check_delta(const StatCounters& before, const StatCounters& after, const Ex
   }
 }
 
+// The slab-reuse counters (not SLUB_STATS) moved by exactly what `want` says.
+void check_reuse(const ReuseCounters& before, const ReuseCounters& after, const std::map<Reuse, std::uint64_t>& want) {
+  for (int i = 0; i < kNrReuse; ++i) {
+    auto k = static_cast<Reuse>(i);
+    auto it = want.find(k);
+    INFO("reuse counter " << std::string(reuse_name(k)));
+    CHECK(after[i] - before[i] == (it == want.end() ? 0 : it->second));
+  }
+}
+
 // Allocates n objects on cpu and returns them.
 std::vector<void*> alloc_n(Rig& r, int cpu, std::uint32_t n) {
   std::vector<void*> v;
@@ -198,12 +208,16 @@ TEST_CASE("slub sequences: refill from the node partial list moves extra slabs t
       // the node list. 3 listed: k = 2, the list is emptied. One list_lock hold.
       const std::uint32_t k = listed >= 5 ? 4 : listed - 1;
       before = r.s().stats;
+      auto reuse = r.s().reuse;
       auto locks = r.sh.acquisitions;
       void* o = r.alloc(3);
       REQUIRE(o != nullptr);
       held.push_back(o);
       check_delta(before, r.s().stats,
                   {{Stat::ALLOC_SLOWPATH, 1}, {Stat::ALLOC_FROM_PARTIAL, 1}, {Stat::CPU_PARTIAL_NODE, k}});
+      // The slab taken for the cpu holds 15 objects in use and one free one; the extras count
+      // only when taken off the cpu partial list.
+      check_reuse(reuse, r.s().reuse, {{Reuse::TAKEN_IN_USE, 1}, {Reuse::TAKEN_FREE_OBJECTS, 1}});
       CHECK(r.sh.acquisitions - locks == 1);
       CHECK(r.s().node[0].nr_partial == listed - 1 - k);
       REQUIRE(r.s().cpu[3].partial != nullptr);
@@ -219,10 +233,12 @@ TEST_CASE("slub sequences: refill from the node partial list moves extra slabs t
       // The next allocation finds the cpu slab full (DEACTIVATE_BYPASS) and takes the head of the
       // cpu partial list (CPU_PARTIAL_ALLOC), without touching the node list.
       before = r.s().stats;
+      reuse = r.s().reuse;
       locks = r.sh.acquisitions;
       held.push_back(r.alloc(3));
       check_delta(before, r.s().stats,
                   {{Stat::ALLOC_SLOWPATH, 1}, {Stat::DEACTIVATE_BYPASS, 1}, {Stat::CPU_PARTIAL_ALLOC, 1}});
+      check_reuse(reuse, r.s().reuse, {{Reuse::TAKEN_IN_USE, 1}, {Reuse::TAKEN_FREE_OBJECTS, 1}});
       CHECK(r.sh.acquisitions == locks);
       if (k > 1) {
         REQUIRE(r.s().cpu[3].partial != nullptr);
@@ -341,9 +357,11 @@ TEST_CASE("slub sequences: a full cpu partial list is drained by the next full-s
       //           the last 2 find nr_partial == 5 >= min_partial and are discarded:
       //           DEACTIVATE_EMPTY 2, FREE_SLAB 2.
       before = r.s().stats;
+      auto reuse = r.s().reuse;
       auto locks = r.sh.acquisitions;
       r.free(1, held[7 * kObjs]);
       held[7 * kObjs] = nullptr;
+      check_reuse(reuse, r.s().reuse, {{empty ? Reuse::DRAINED_EMPTY : Reuse::DRAINED_IN_USE, 7}});
       if (!empty) {
         check_delta(before, r.s().stats,
                     {{Stat::FREE_SLOWPATH, 1}, {Stat::CPU_PARTIAL_FREE, 1}, {Stat::CPU_PARTIAL_DRAIN, 1},
@@ -360,6 +378,10 @@ TEST_CASE("slub sequences: a full cpu partial list is drained by the next full-s
         // One list_lock hold; the discarded pages go to the pcp list without a lock
         // (the pcp list is far below its high mark).
         CHECK(r.sh.acquisitions - locks == 1);
+        // CPU 2 (no cpu slab) takes the first listed slab back for the cpu: every object free.
+        reuse = r.s().reuse;
+        held.push_back(r.alloc(2));
+        check_reuse(reuse, r.s().reuse, {{Reuse::TAKEN_EMPTY, 1}, {Reuse::TAKEN_FREE_OBJECTS, kObjs}});
       }
       REQUIRE(r.s().cpu[1].partial == r.slab_of(held[7 * kObjs + 1]));
       CHECK(r.s().cpu[1].partial->slabs == 1);

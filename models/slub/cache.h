@@ -62,11 +62,19 @@ struct KmemCache {
   std::vector<PercpuSheaves> pcs;    // per CPU, when sheaf_capacity > 0
   std::vector<std::uint32_t> random_seq;  // CONFIG_SLAB_FREELIST_RANDOM object order
   StatCounters stats{};
+  ReuseCounters reuse{};
   std::int64_t slabs_allocated = 0;  // slabs alive now, all nodes
   std::int64_t rcu_objects = 0;      // objects in FreeObject callbacks still queued, all CPUs
 
   const std::string& name() const { return spec.name; }
   void stat(Stat s, std::uint64_t n = 1) { stats[static_cast<int>(s)] += n; }
+  // An allocator takes a slab back from a partial list; `inuse` before it takes the freelist.
+  void taken_back(std::uint32_t inuse, std::uint32_t objects) {
+    ++reuse[static_cast<int>(inuse ? Reuse::TAKEN_IN_USE : Reuse::TAKEN_EMPTY)];
+    reuse[static_cast<int>(Reuse::TAKEN_FREE_OBJECTS)] += objects - inuse;
+  }
+  // __put_partials moves a slab off a cpu partial list.
+  void drained(std::uint32_t inuse) { ++reuse[static_cast<int>(inuse ? Reuse::DRAINED_IN_USE : Reuse::DRAINED_EMPTY)]; }
   std::size_t slab_bytes() const { return geo.slab_bytes(); }
 };
 

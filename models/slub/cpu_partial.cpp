@@ -207,6 +207,7 @@ class CpuPartial final : public Frontend {
         co_await put_partials(e, s, slab);
         continue;
       }
+      s.taken_back(slab->inuse, slab->objects);
       if (eager_) {
         // Already frozen: take its freelist.
         co_await e.write(slab->line);
@@ -311,6 +312,7 @@ class CpuPartial final : public Frontend {
     std::uint32_t extra = 0, available = 0;
     for (Slab* slab = n.partial_head; slab;) {
       Slab* next = slab->next_node;
+      const std::uint32_t inuse = slab->inuse;  // before the first slab's freelist is taken
       available += slab->objects - slab->inuse;  // <= 5.15: acquire_slab's free objects
       if (eager_) {
         // acquire_slab (<= 6.7): snapshot freelist and counters, then cmpxchg them frozen. A
@@ -330,6 +332,7 @@ class CpuPartial final : public Frontend {
       if (!first) {
         first = slab;
         s.stat(Stat::ALLOC_FROM_PARTIAL);
+        s.taken_back(inuse, slab->objects);  // the extras count when taken off the cpu partial list
         if (s.geo.cpu_partial_slabs == 0) break;
       } else {
         co_await put_cpu_partial(e, s, slab, false);
@@ -410,6 +413,7 @@ class CpuPartial final : public Frontend {
         slab->frozen = false;
         ++slab->seq;
       }
+      s.drained(slab->inuse);
       if (slab->inuse == 0 && n->nr_partial >= s.geo.min_partial) {
         discard.push_back(slab);
       } else {

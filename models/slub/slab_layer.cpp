@@ -137,6 +137,7 @@ class SlabLayer final : public Frontend {
       Slab* slab = taken[i];
       // get_freelist_nofreeze
       co_await e.write(slab->line);
+      s.taken_back(slab->inuse, slab->objects);
       const int writer = slab->writer;
       void* fl = slab->freelist;
       slab->freelist = nullptr;

@@ -1,4 +1,5 @@
-// SLUB_STATS counters with the kernel's sysfs names (/sys/kernel/slab/<cache>/<stat>).
+// SLUB_STATS counters with the kernel's sysfs names (/sys/kernel/slab/<cache>/<stat>), and the
+// model's own slab-reuse counters beside them.
 // 6.8-6.17 enum order (slub-algorithms.md §2.10); sheaf items are added by the sheaves issue.
 #pragma once
 #include <array>
@@ -75,5 +76,31 @@ inline const char* stat_name(Stat s) {
 }
 
 using StatCounters = std::array<std::uint64_t, kNrStats>;
+
+// Not SLUB_STATS (the kernel counts nothing like them): the slabs an allocator takes back from a
+// partial list (its cpu partial list, a node's partial list, 7.0's refill from a node) and the
+// slabs __put_partials moves off a cpu partial list, split by whether objects of theirs were
+// still in use (allocated: live, in a sheaf or waiting for a grace period). A slab taken back
+// while it holds objects in use gets objects of another batch beside them and cannot be emptied
+// by one batch of frees: with TAKEN_FREE_OBJECTS, how mixed the slabs run and why few of them
+// are freed (`run --why`, docs/design.md "Slab reuse").
+enum class Reuse : int {
+  TAKEN_IN_USE,        // taken back holding objects in use
+  TAKEN_EMPTY,         // taken back with every object free
+  TAKEN_FREE_OBJECTS,  // the free objects those slabs held, summed
+  DRAINED_IN_USE,      // moved off a cpu partial list holding objects in use
+  DRAINED_EMPTY,       // moved off a cpu partial list empty (listed or discarded)
+  kCount
+};
+
+constexpr int kNrReuse = static_cast<int>(Reuse::kCount);
+
+inline const char* reuse_name(Reuse r) {
+  static constexpr std::array<const char*, kNrReuse> names = {"taken_in_use", "taken_empty", "taken_free_objects",
+                                                              "drained_in_use", "drained_empty"};
+  return names[static_cast<int>(r)];
+}
+
+using ReuseCounters = std::array<std::uint64_t, kNrReuse>;
 
 }  // namespace slubsim::slub

@@ -288,6 +288,10 @@ json run_result_json(const RunResult& r) {
   json seen = json::array();
   for (const auto& c : r.caches) seen.push_back(json::array({c.barn_full_seen, c.barn_empty_seen}));
   if (!r.caches.empty()) j["barn_seen"] = seen;
+  // Slab reuse per cache, in caches order (points written before 2026-12-06 have none: zeros).
+  json reuse = json::array();
+  for (const auto& c : r.caches) reuse.push_back(c.reuse);
+  if (!r.caches.empty()) j["slab_reuse"] = reuse;
   return j;
 }
 
@@ -313,6 +317,15 @@ RunResult run_result_from_json(const json& j, const std::string& file) {
     }
   } else {
     for (auto& c : r.caches) c.barn_full_seen = c.barn_empty_seen = kUnknownSeen;
+  }
+  if (auto it = j.find("slab_reuse"); it != j.end()) {
+    if (!it->is_array() || it->size() != r.caches.size()) Reader::bad(file, "slab_reuse as one list per cache");
+    for (std::size_t i = 0; i < r.caches.size(); ++i) {
+      const json& e = (*it)[i];
+      if (!e.is_array() || e.size() != static_cast<std::size_t>(slub::kNrReuse))
+        Reader::bad(file, "one count per slab-reuse counter in slab_reuse");
+      for (int k = 0; k < slub::kNrReuse; ++k) Reader::decode(e[k], r.caches[i].reuse[k], file);
+    }
   }
   return r;
 }

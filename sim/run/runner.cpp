@@ -25,13 +25,17 @@ namespace {
 // global time reaches a window edge.
 struct SlubSnapshot {
   std::vector<slub::StatCounters> stats;
+  std::vector<slub::ReuseCounters> reuse;
   std::uint64_t pgalloc = 0, pgfree = 0, ksoftirqd = 0, grace_periods = 0, callbacks = 0, flood_callbacks = 0;
 };
 
 SlubSnapshot snapshot(const slub::Slub* slub) {
   SlubSnapshot s;
   if (!slub) return s;
-  for (int i = 0; i < slub->nr_caches(); ++i) s.stats.push_back(slub->cache(i).stats);
+  for (int i = 0; i < slub->nr_caches(); ++i) {
+    s.stats.push_back(slub->cache(i).stats);
+    s.reuse.push_back(slub->cache(i).reuse);
+  }
   s.pgalloc = slub->pages().pgalloc();
   s.pgfree = slub->pages().pgfree();
   s.ksoftirqd = slub->softirq().switch_ins();
@@ -372,14 +376,16 @@ Simulation::TaskSums Simulation::sum_tasks(IntervalRange win, Time window) {
   return sums;
 }
 
-// The allocator's cumulative counters as differences across the window: SLUB_STATS per cache,
+// The allocator's cumulative counters as differences across the window: SLUB_STATS and slab reuse per cache,
 // pages, ksoftirqd's runs, grace periods, RCU callbacks invoked (and in a flood).
 void Simulation::window_counters() {
   if (!slub_) return;
   const SlubSnapshot& begin = window_.at_begin;
   const SlubSnapshot& end = window_.at_end;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(slub_->nr_caches()); ++i)
+  for (std::size_t i = 0; i < static_cast<std::size_t>(slub_->nr_caches()); ++i) {
     for (int k = 0; k < slub::kNrStats; ++k) r_.caches[i].stats[k] = end.stats[i][k] - begin.stats[i][k];
+    for (int k = 0; k < slub::kNrReuse; ++k) r_.caches[i].reuse[k] = end.reuse[i][k] - begin.reuse[i][k];
+  }
   r_.pgalloc = end.pgalloc - begin.pgalloc;
   r_.pgfree = end.pgfree - begin.pgfree;
   r_.ksoftirqd_runs = end.ksoftirqd - begin.ksoftirqd;

@@ -62,6 +62,7 @@ struct CacheReport {
   std::string name;
   slub::Geometry geo;
   slub::StatCounters stats{};  // SLUB_STATS in the window
+  slub::ReuseCounters reuse{};  // slabs taken back and drained in the window (zero from a point written before 2026-12-06)
   slub::LayerCounts layers;    // at the end of the window
   // KmemCache::barn_full_seen / barn_empty_seen at the end of the run (-1: no limit checked);
   // kUnknownSeen when read from a point written without them.

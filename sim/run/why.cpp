@@ -235,6 +235,41 @@ std::string callback_line(const std::vector<const RunResult*>& runs) {
   return out;
 }
 
+// "    maple_node slabs: 0.0034 new and 0.0264 taken back from partial lists per op; 97% of those held objects
+// in use (31.0 of 64 free); 85% of the slabs moved off cpu partial lists held objects in use": per cache
+// with slab traffic, how often its slabs are reused before they empty (slub::Reuse).
+std::string reuse_lines(const std::vector<const RunResult*>& runs) {
+  std::string out;
+  if (runs.empty()) return out;
+  std::uint64_t ops = 0;
+  for (const RunResult* r : runs) ops += r->ops();
+  if (!ops) return out;
+  for (std::size_t i = 0; i < runs.front()->caches.size(); ++i) {
+    slub::ReuseCounters u{};
+    std::uint64_t fresh = 0;
+    for (const RunResult* r : runs) {
+      if (i >= r->caches.size()) continue;
+      for (int k = 0; k < slub::kNrReuse; ++k) u[k] += r->caches[i].reuse[k];
+      fresh += r->caches[i].stats[static_cast<int>(slub::Stat::ALLOC_SLAB)];
+    }
+    auto at = [&](slub::Reuse k) { return static_cast<double>(u[static_cast<int>(k)]); };
+    const double taken = at(slub::Reuse::TAKEN_IN_USE) + at(slub::Reuse::TAKEN_EMPTY);
+    const double drained = at(slub::Reuse::DRAINED_IN_USE) + at(slub::Reuse::DRAINED_EMPTY);
+    if (taken == 0 && fresh == 0) continue;
+    const double n = static_cast<double>(ops);
+    out += fmt::format("    {} slabs: {:.4f} new and {:.4f} taken back from partial lists per op", runs.front()->caches[i].name,
+                       static_cast<double>(fresh) / n, taken / n);
+    if (taken > 0)
+      out += fmt::format("; {:.0f}% of those held objects in use ({:.1f} of {} free)", 100.0 * at(slub::Reuse::TAKEN_IN_USE) / taken,
+                         at(slub::Reuse::TAKEN_FREE_OBJECTS) / taken, runs.front()->caches[i].geo.objects);
+    if (drained > 0)
+      out += fmt::format("; {:.0f}% of the slabs moved off cpu partial lists held objects in use",
+                         100.0 * at(slub::Reuse::DRAINED_IN_USE) / drained);
+    out += "\n";
+  }
+  return out;
+}
+
 // "      maple_node.barn_lock node0: 0.106 acquisitions per op (1.32 M/s), 99% contended; hold
 // 230 ns, hand-off 426 ns; busy 86% of the window": the load on each of the hottest spinlocks.
 std::string load_lines(const std::vector<const RunResult*>& runs, const WhyProfile& p) {
@@ -336,6 +371,7 @@ std::string format_why(const Job& job, const JobResult& result, const std::strin
         for (const auto& run : runs) rows.push_back(&run[row]);
         out += load_lines(rows, p);
         out += callback_line(rows);
+        out += reuse_lines(rows);
       }
       if (std::any_of(p.lines.begin(), p.lines.end(), [](const WhyLine& l) { return l.kind == WhyLine::RwsemWait && l.time; }))
         out += "    " + summary(p, WhyLine::RwsemWait, "osq_lock") + "\n";
