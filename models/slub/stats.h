@@ -83,7 +83,7 @@ using StatCounters = std::array<std::uint64_t, kNrStats>;
 // still in use (allocated: live, in a sheaf or waiting for a grace period). A slab taken back
 // while it holds objects in use gets objects of another batch beside them and cannot be emptied
 // by one batch of frees: with TAKEN_FREE_OBJECTS, how mixed the slabs run and why few of them
-// are freed (`run --why`, docs/design.md "Slab reuse").
+// are freed (`run --why`; docs/design.md, its `--why` bullet).
 enum class Reuse : int {
   TAKEN_IN_USE,        // taken back holding objects in use
   TAKEN_EMPTY,         // taken back with every object free
