@@ -37,6 +37,25 @@ TEST_CASE("point store: every RunResult field round-trips through JSON") {
   CHECK(format_table(job, copy) == format_table(job, whole));
 }
 
+TEST_CASE("point store: a damaged slab_reuse list is refused, naming the field") {
+  Job job = resolve_job(store_request());
+  JobResult whole = run_job(job, {});
+  json j = run_result_json(whole.runs.front().front().front());
+  REQUIRE(j.contains("slab_reuse"));
+  json bad = j;
+  bad["slab_reuse"][0][2] = "x";
+  CHECK_THROWS_WITH_AS(run_result_from_json(bad, "point.json"), doctest::Contains("in slab_reuse"), ConfigError);
+  bad = j;
+  bad["slab_reuse"][0] = json::array({1, 2});
+  CHECK_THROWS_WITH_AS(run_result_from_json(bad, "point.json"), doctest::Contains("slab_reuse"), ConfigError);
+  // A point written before the counters existed reads as none.
+  bad = j;
+  bad.erase("slab_reuse");
+  RunResult old = run_result_from_json(bad, "point.json");
+  for (const auto& c : old.caches)
+    for (auto n : c.reuse) CHECK(n == 0);
+}
+
 TEST_CASE("point store: a resumed job runs only the missing points, with the same stats") {
   const fs::path dir = fs::temp_directory_path() / "slubsim-test-point-store";
   fs::remove_all(dir);

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,24 +90,25 @@ struct Rig {
 using Expect = std::map<Stat, std::uint64_t>;
 
 // Every counter moved by exactly what `want` says (absent = unchanged).
-void check_delta(const StatCounters& before, const StatCounters& after, const Expect& want) {
-  for (int i = 0; i < kNrStats; ++i) {
-    auto st = static_cast<Stat>(i);
-    auto it = want.find(st);
-    std::uint64_t expected = it == want.end() ? 0 : it->second;
-    INFO("counter " << std::string(stat_name(st)));
-    CHECK(after[i] - before[i] == expected);
+template <class Key, std::size_t N>
+void check_counters(const std::array<std::uint64_t, N>& before, const std::array<std::uint64_t, N>& after,
+                    const std::map<Key, std::uint64_t>& want, const char* (*name)(Key)) {
+  for (std::size_t i = 0; i < N; ++i) {
+    auto k = static_cast<Key>(i);
+    auto it = want.find(k);
+    INFO("counter " << std::string(name(k)));
+    CHECK(after[i] - before[i] == (it == want.end() ? 0 : it->second));
   }
 }
 
-// The slab-reuse counters (not SLUB_STATS) moved by exactly what `want` says.
+// SLUB_STATS.
+void check_delta(const StatCounters& before, const StatCounters& after, const Expect& want) {
+  check_counters(before, after, want, stat_name);
+}
+
+// The slab-reuse counters (not SLUB_STATS).
 void check_reuse(const ReuseCounters& before, const ReuseCounters& after, const std::map<Reuse, std::uint64_t>& want) {
-  for (int i = 0; i < kNrReuse; ++i) {
-    auto k = static_cast<Reuse>(i);
-    auto it = want.find(k);
-    INFO("reuse counter " << std::string(reuse_name(k)));
-    CHECK(after[i] - before[i] == (it == want.end() ? 0 : it->second));
-  }
+  check_counters(before, after, want, reuse_name);
 }
 
 // Allocates n objects on cpu and returns them.

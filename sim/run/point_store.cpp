@@ -324,7 +324,10 @@ RunResult run_result_from_json(const json& j, const std::string& file) {
       const json& e = (*it)[i];
       if (!e.is_array() || e.size() != static_cast<std::size_t>(slub::kNrReuse))
         Reader::bad(file, "one count per slab-reuse counter in slab_reuse");
-      for (int k = 0; k < slub::kNrReuse; ++k) Reader::decode(e[k], r.caches[i].reuse[k], file);
+      for (int k = 0; k < slub::kNrReuse; ++k) {
+        if (!e[k].is_number_unsigned()) Reader::bad(file, "a count (an integer >= 0) in slab_reuse");
+        r.caches[i].reuse[k] = e[k].get<std::uint64_t>();
+      }
     }
   }
   return r;
