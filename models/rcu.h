@@ -80,6 +80,11 @@ class TickGracePeriods {
   // The grace period in progress at `now`, and the last one completed by then.
   std::uint64_t current(Time now) const { return gp_ + (end_at_ <= now ? 1 : 0); }
   std::uint64_t completed(Time now) const { return current(now) - 1; }
+  // Whether `cpu` has reported a quiescent state for the grace period in progress at `now`.
+  bool reported(int cpu, Time now) const {
+    const auto& c = cpu_[static_cast<std::size_t>(cpu)];
+    return end_at_ > now && c.noted == gp_ && c.reported;
+  }
   // A tick on `cpu` at `now` whose interrupted context could report with probability `p`; draw
   // is uniform in [0, 1). Returns whether this report was the last one the period waited for
   // from busy CPUs (it ends then, or at the forcing scan if that is later).
@@ -146,8 +151,13 @@ class RcuQueue {
     grace_ = grace_period;
     limits_ = limits;
     from_ticks_ = from_ticks;
+    tick_ = tick;
     ticks_.init(nr_cpus, tick, first_fqs);
   }
+  // Callbacks are given their grace period when the CPU reports a quiescent state, not as they
+  // are queued (kernel/rcu/tree.c, rcu_report_qs_rdp -> rcu_accelerate_cbs). With fixed periods a
+  // CPU reports at its `report_ticks`-th tick of each period (none without ticks: no effect).
+  void accelerate_at_report(int report_ticks) { report_ticks_ = report_ticks; }
   bool from_ticks() const { return from_ticks_; }
   TickGracePeriods& grace_periods() { return ticks_; }
   const TickGracePeriods& grace_periods() const { return ticks_; }
@@ -157,10 +167,25 @@ class RcuQueue {
   // callbacks of one period become ready together at a period boundary and a CPU invokes them
   // as one batch (kernel/rcu/tree.c: callbacks advance segment by segment with the gp_seq, and
   // rcu_do_batch invokes the ready segment).
+  //
+  // With acceleration at the report (accelerate_at_report), a callback queued after its CPU
+  // reported for period k was not given a period then: the CPU gives it one when it notices k's
+  // end (note_gp_changes -> rcu_advance_cbs), and k + 1 has already started, so it waits for
+  // k + 2 (rcu_seq_snap). Only callbacks queued before the report wait for k + 1.
   void call_rcu(int cpu, Time now, RcuCallback cb) {
     CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
-    const Time ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
-    const std::uint64_t gp = ticks_.current(now) + 1;
+    Time ready = grace_ > 0 ? (now / grace_ + 2) * grace_ : now;
+    std::uint64_t gp = ticks_.current(now) + 1;
+    if (report_ticks_ > 0) {
+      if (from_ticks_) {
+        if (ticks_.reported(cpu, now)) ++gp;
+      } else if (grace_ > 0 && tick_ > 0) {
+        // The period's first tick after its start notices it; the report_ticks-th reports.
+        const Time start = now / grace_ * grace_;
+        const Time report = (start / tick_ + report_ticks_) * tick_;
+        if (now >= report && report < start + grace_) ready += grace_;
+      }
+    }
     if (q.segs.empty() || q.segs.back().ready != ready || q.segs.back().gp != gp) q.segs.push_back({ready, gp, 0});
     ++q.segs.back().count;
     q.cbs.push_back(cb);
@@ -238,6 +263,8 @@ class RcuQueue {
   std::vector<CpuQueue> per_cpu_;
   std::uint64_t invoked_ = 0, invoked_in_flood_ = 0;
   bool from_ticks_ = false;
+  Time tick_ = 0;
+  int report_ticks_ = 0;  // 0: callbacks get their period as they are queued
   TickGracePeriods ticks_;
   Time grace_ = 0;
   RcuBatchLimits limits_;

@@ -211,6 +211,18 @@ TEST_CASE("job: a warm-up or window shorter than three grace periods draws a war
   w = window_warnings(resolve_job(r));
   REQUIRE(w.size() == 1);
   CHECK(w[0].find("two 1000 us ticks") != std::string::npos);
+  // Callbacks given their period at the report can wait one period more: four periods.
+  r.sets = {"costs.rcu.acceleration=report"};
+  r.warmup = "12ms";
+  r.duration = "16ms";
+  w = window_warnings(resolve_job(r));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("shorter than the 16 ms RCU needs to settle (four grace periods of 4000 us)") != std::string::npos);
+  // It needs ticks to report at.
+  r.sets = {"costs.rcu.acceleration=report", "costs.rcu.tick_us=0"};
+  CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("acceleration"), ConfigError);
+  r.sets = {"costs.rcu.acceleration=whenever"};
+  CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("must be \"queue\" or \"report\""), ConfigError);
 }
 
 TEST_CASE("job: a run longer than the event queue can order is refused as input") {

@@ -32,6 +32,62 @@ TEST_CASE("rcu: callbacks queued during one grace period become ready together a
   CHECK(q.ready(1, 3000));
 }
 
+TEST_CASE("rcu: with acceleration at the report, callbacks queued after a CPU reported wait one period more") {
+  // Fixed periods of 4000 with ticks every 1000: a CPU reports at its second tick of a period.
+  RcuQueue q;
+  q.init(2, 4000, RcuBatchLimits{}, false, 1000);
+  q.accelerate_at_report(2);
+  q.call_rcu(0, 4100, {RcuCallback::FreeObject, 0, nullptr});  // before the report at 6000
+  q.call_rcu(0, 5999, {RcuCallback::FreeObject, 0, nullptr});
+  q.call_rcu(0, 6000, {RcuCallback::FreeObject, 0, nullptr});  // reported: k + 2
+  q.call_rcu(0, 7999, {RcuCallback::FreeObject, 0, nullptr});
+  q.call_rcu(0, 8000, {RcuCallback::FreeObject, 0, nullptr});  // next period, before its report
+  CHECK(q.ready_time(0, 0) == 12000);
+  CHECK(q.ready_time(0, 1) == 12000);
+  CHECK(q.ready_time(0, 2) == 16000);
+  CHECK(q.ready_time(0, 3) == 16000);
+  CHECK(q.ready_time(0, 4) == 16000);
+  // Without it, every callback of a period waits for the next one only.
+  RcuQueue plain;
+  plain.init(1, 4000, RcuBatchLimits{}, false, 1000);
+  plain.call_rcu(0, 6000, {RcuCallback::FreeObject, 0, nullptr});
+  CHECK(plain.ready_time(0, 0) == 12000);
+  // A report tick past the period's end never comes: nothing waits longer.
+  RcuQueue short_periods;
+  short_periods.init(1, 1500, RcuBatchLimits{}, false, 1000);
+  short_periods.accelerate_at_report(2);
+  short_periods.call_rcu(0, 1400, {RcuCallback::FreeObject, 0, nullptr});
+  CHECK(short_periods.ready_time(0, 0) == 3000);
+
+  // Periods from ticks: the report is the modelled one.
+  RcuQueue t;
+  t.init(2, 1000, RcuBatchLimits{}, true);
+  t.accelerate_at_report(2);
+  auto& gp = t.grace_periods();
+  t.call_rcu(0, 10, {RcuCallback::FreeObject, 0, nullptr});  // before CPU 0 reports: period 2
+  CHECK_FALSE(gp.reported(0, 10));
+  CHECK_FALSE(gp.tick(0, 1000, 1.0, 0.0));  // notices period 1
+  CHECK_FALSE(gp.tick(0, 2000, 1.0, 0.0));  // reports it
+  CHECK(gp.reported(0, 2100));
+  CHECK_FALSE(gp.reported(1, 2100));
+  t.call_rcu(0, 2100, {RcuCallback::FreeObject, 0, nullptr});  // after the report: period 3
+  t.call_rcu(1, 2100, {RcuCallback::FreeObject, 0, nullptr});  // CPU 1 has not reported: 2
+  for (int c : {1}) CHECK_FALSE(gp.tick(c, 3000, 1.0, 0.0));
+  CHECK(gp.tick(1, 4000, 1.0, 0.0));  // period 1 ends
+  CHECK_FALSE(gp.reported(0, 4000));  // a new period: nothing reported yet
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 5000, 1.0, 0.0));  // notice 2
+  CHECK_FALSE(gp.tick(0, 6000, 1.0, 0.0));
+  CHECK(gp.tick(1, 6000, 1.0, 0.0));  // period 2 ends
+  CHECK(t.ready(1, 6000));
+  CHECK(t.batch(0, 6000) == 1);  // the callback queued before the report, not the one after
+  t.pop(0);
+  CHECK_FALSE(t.ready(0, 6000));
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 7000, 1.0, 0.0));  // notice 3
+  CHECK_FALSE(gp.tick(0, 8000, 1.0, 0.0));
+  CHECK(gp.tick(1, 8000, 1.0, 0.0));  // period 3 ends
+  CHECK(t.ready(0, 8000));
+}
+
 TEST_CASE("rcu: rcu_do_batch invokes max(blimit, ready >> divisor) per round, more in a callback flood") {
   const Time g = 1000;
   RcuQueue q;

@@ -139,6 +139,9 @@ struct Params {
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;  // models/rcu.h TickGracePeriods instead of a fixed period
   Time rcu_first_fqs = 0;  // from ticks: the grace-period kthread's first forcing scan after a start
+  // costs.rcu.acceleration "report": callbacks get their grace period when their CPU reports, at
+  // its rcu_report_ticks-th tick of a fixed period (models/rcu.h); 0 = as they are queued.
+  int rcu_report_ticks = 0;
   // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC; "memory"
   // (false) = DRAM. A flush's stores overlap by costs.slub.aged_store_overlap in both.
   bool aged_lines_in_llc = false;

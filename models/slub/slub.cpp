@@ -68,6 +68,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
   }
   rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch, p_.rcu_grace_period_from_ticks, p_.softirq.tick,
             p_.rcu_first_fqs);
+  rcu_.accelerate_at_report(p_.rcu_report_ticks);
   residency_.init(numa.cpu_llc, numa.nr_llcs, numa.llc_bytes, numa.llc_hit);
   qs_last_.assign(static_cast<std::size_t>(numa.nr_cpus), {0, 0});
   // Each CPU's task is somewhere in its slice when the run starts.

@@ -395,12 +395,16 @@ void resolve_trace(Job& job, const std::vector<Override>& overrides) {
 // tick-driven period lasts at least kTicksPerPeriod ticks (TickGracePeriods: one tick notices
 // it, a later one reports). Measured on amd-turin-2s-512t mmap1 v6.17 at 512 tasks, 4 ms
 // periods: 76-81 M ops/s per 4 ms interval before 8 ms, 22-48 M from 12 ms on (docs/design.md).
+// Callbacks given their period at the CPU's report (costs.rcu.acceleration "report") can wait
+// one period more (models/rcu.h), so the first batch comes one period later.
 constexpr int kSettlePeriods = 3;
 constexpr int kTicksPerPeriod = 2;
 
+int rcu_settle_periods(const SlubCostConfig& c) { return kSettlePeriods + (c.rcu_report_ticks > 0 ? 1 : 0); }
+
 Time rcu_settle_time(const SlubCostConfig& c) {
   const Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
-  return period > 0 ? kSettlePeriods * period : 0;
+  return period > 0 ? rcu_settle_periods(c) * period : 0;
 }
 
 std::vector<std::string> window_warnings(const Job& job) {
@@ -408,17 +412,19 @@ std::vector<std::string> window_warnings(const Job& job) {
   const Time settle = rcu_settle_time(c);
   std::vector<std::string> out;
   if (settle <= 0 || job.settle) return out;
-  const std::string how = c.rcu_grace_period_from_ticks
-                              ? fmt::format("three grace periods of at least two {} us ticks", to_us(c.softirq.tick))
-                              : fmt::format("three grace periods of {} us", to_us(c.rcu_grace_period));
+  const char* periods = rcu_settle_periods(c) == kSettlePeriods ? "three" : "four";
+  const std::string how =
+      c.rcu_grace_period_from_ticks
+          ? fmt::format("{} grace periods of at least two {} us ticks", periods, to_us(c.softirq.tick))
+          : fmt::format("{} grace periods of {} us", periods, to_us(c.rcu_grace_period));
   if (job.warmup < settle)
     out.push_back(fmt::format("--warmup {} ms is shorter than the {} ms RCU needs to settle ({}): the throughput "
                               "is not yet steady; without --warmup and --duration the settle rule chooses the window",
                               to_us(job.warmup) / 1000.0, to_us(settle) / 1000.0, how));
   if (job.duration < settle)
-    out.push_back(fmt::format("--duration {} ms spans fewer than three grace periods ({} ms): callbacks run in "
+    out.push_back(fmt::format("--duration {} ms spans fewer than {} grace periods ({} ms): callbacks run in "
                               "batches at period ends, and a shorter window samples that cycle unevenly",
-                              to_us(job.duration) / 1000.0, to_us(settle) / 1000.0));
+                              to_us(job.duration) / 1000.0, periods, to_us(settle) / 1000.0));
   return out;
 }
 

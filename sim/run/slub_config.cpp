@@ -131,6 +131,16 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.rcu_fqs_jiffies = static_cast<int>(count("fqs_jiffies", 1, 1000));
   c.rcu_fqs_cpus_per_jiffy = static_cast<int>(count("fqs_cpus_per_jiffy", 1, 1000000));
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
+  {
+    auto acc = rcu.at("acceleration");
+    const std::string when = acc.sourced_value_any().str();
+    if (when != "queue" && when != "report") acc.at("value").fail("must be \"queue\" or \"report\"");
+    const int ticks = static_cast<int>(count("report_ticks", 1, 1000));
+    if (when == "report") {
+      if (c.softirq.tick <= 0) acc.at("value").fail("\"report\" needs ticks: tick_us must not be 0");
+      c.rcu_report_ticks = ticks;
+    }
+  }
   c.softirq.max_time = micros("softirq_time_us");
   if (c.softirq.tick > 0 && c.softirq.max_time <= 0) rcu.at("softirq_time_us").fail("must be positive when tick_us is not 0");
   auto trace = root.at("trace").at("handoff_poll_ns");
@@ -233,6 +243,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
   // jiffies_till_first_fqs as rcu_init_geometry sets it, for this machine's nr_cpu_ids.
   p.rcu_first_fqs = costs.softirq.tick * (costs.rcu_fqs_jiffies + m.nr_cpus / costs.rcu_fqs_cpus_per_jiffy);
+  p.rcu_report_ticks = costs.rcu_report_ticks;
   p.aged_lines_in_llc = costs.aged_lines_in_llc;
   p.freelist_lines_from_writer = costs.freelist_lines_from_writer;
   p.rcu_batch = costs.rcu_batch;
