@@ -7,6 +7,13 @@ namespace slubsim {
 
 namespace {
 
+// A two-way switch of the cost model: the field's value must be `off` or `on`; true for `on`.
+bool two_way(const JsonView& f, const char* off, const char* on) {
+  const std::string v = f.sourced_value_any().str();
+  if (v != off && v != on) f.at("value").fail(fmt::format("must be \"{}\" or \"{}\"", off, on));
+  return v == on;
+}
+
 // A number, or a sourced figure.
 double figure(const JsonView& v) { return v.raw().is_object() ? v.sourced_value() : v.number(); }
 bool flag(const JsonView& v) {
@@ -82,27 +89,12 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.costs.sheaf_struct_alloc = s.at("sheaf_struct_alloc_ns").time_ns();
   c.costs.barn_op = s.at("barn_op_ns").time_ns();
   c.costs.aged_store_overlap = static_cast<int>(s.at("aged_store_overlap").sourced_value_any().integer_in(1, 64));
-  {
-    auto lines = s.at("freelist_lines");
-    const std::string where = lines.sourced_value_any().str();
-    if (where != "local" && where != "writer") lines.at("value").fail("must be \"local\" or \"writer\"");
-    c.freelist_lines_from_writer = where == "writer";
-  }
+  c.freelist_lines_from_writer = two_way(s.at("freelist_lines"), "local", "writer");
   auto rcu = root.at("rcu");
   c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
-  {
-    auto gm = rcu.at("grace_period_model");
-    const std::string model = gm.sourced_value_any().str();
-    if (model != "fixed" && model != "ticks") gm.at("value").fail("must be \"fixed\" or \"ticks\"");
-    c.rcu_grace_period_from_ticks = model == "ticks";
-  }
-  {
-    auto lines = rcu.at("aged_lines");
-    const std::string where = lines.sourced_value_any().str();
-    if (where != "memory" && where != "llc") lines.at("value").fail("must be \"memory\" or \"llc\"");
-    c.aged_lines_in_llc = where == "llc";
-  }
+  c.rcu_grace_period_from_ticks = two_way(rcu.at("grace_period_model"), "fixed", "ticks");
+  c.aged_lines_in_llc = two_way(rcu.at("aged_lines"), "memory", "llc");
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   c.costs.rcu_callback_cold_lines =
@@ -132,12 +124,9 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.rcu_fqs_cpus_per_jiffy = static_cast<int>(count("fqs_cpus_per_jiffy", 1, 1000000));
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   {
-    auto acc = rcu.at("acceleration");
-    const std::string when = acc.sourced_value_any().str();
-    if (when != "queue" && when != "report") acc.at("value").fail("must be \"queue\" or \"report\"");
     const int ticks = static_cast<int>(count("report_ticks", 1, 1000));
-    if (when == "report") {
-      if (c.softirq.tick <= 0) acc.at("value").fail("\"report\" needs ticks: tick_us must not be 0");
+    if (two_way(rcu.at("acceleration"), "queue", "report")) {
+      if (c.softirq.tick <= 0) rcu.at("acceleration").at("value").fail("\"report\" needs ticks: tick_us must not be 0");
       c.rcu_report_ticks = ticks;
     }
   }
