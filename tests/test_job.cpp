@@ -3,6 +3,7 @@
 #include "helpers.h"
 #include "sim/run/job.h"
 #include "sim/run/report.h"
+#include "sim/run/slub_config.h"
 #include "sim/trust/record.h"
 
 using namespace slubsim;
@@ -223,6 +224,27 @@ TEST_CASE("job: a warm-up or window shorter than three grace periods draws a war
   CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("acceleration"), ConfigError);
   r.sets = {"costs.rcu.acceleration=whenever"};
   CHECK_THROWS_WITH_AS(resolve_job(r), doctest::Contains("must be \"queue\" or \"report\""), ConfigError);
+}
+
+TEST_CASE("job: a GFP_NOWAIT allocation refills a sheaf only with the nowait-refill patch or the \"refills\" model") {
+  auto req = small_request();
+  req.kernel = "v6.19,v7.0";
+  auto refills = [](const Job& j, std::size_t v) {
+    return slub_params(j.machine, j.variants.at(v).kernel, j.caches, j.slub_costs, false, 1).features.nowait_refill;
+  };
+  req.sets = {"costs.slub.gfp_nowait=stops"};
+  Job j = resolve_job(req);
+  CHECK_FALSE(refills(j, 0));  // v6.19: gfpflags_allow_blocking
+  CHECK(refills(j, 1));        // v7.0 has fb1091febd66
+  req.patches = {"-nowait-refill"};
+  j = resolve_job(req);
+  CHECK_FALSE(refills(j, 1));  // 7.0-rc1/rc2, the sheaves-for-all series as posted
+  req.patches = {};
+  req.sets = {"costs.slub.gfp_nowait=refills"};
+  j = resolve_job(req);
+  CHECK(refills(j, 0));
+  req.sets = {"costs.slub.gfp_nowait=sometimes"};
+  CHECK_THROWS_WITH_AS(resolve_job(req), doctest::Contains("must be \"stops\" or \"refills\""), ConfigError);
 }
 
 TEST_CASE("job: a run longer than the event queue can order is refused as input") {

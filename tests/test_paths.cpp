@@ -284,7 +284,7 @@ TEST_CASE("paths: every preset maps to its front-end, patches and per-cache swit
       {"v6.19", FrontendKind::SheavesOnCpuPartial, {}, 52, 7, false, kCap, 0},
       {"v6.18-sheaves-bench", FrontendKind::SheavesOnCpuPartial, {}, 52, 7, false, kCap, 0},
       // 7.0: no cpu partial at all; every cache has sheaves: 28 automatic, maple_node's 32 a minimum.
-      {"v7.0", FrontendKind::Sheaves, {"spare-sheaf", "refill-any-node", "remote-refill-trylock"}, 0, 0, false, kCap, 28},
+      {"v7.0", FrontendKind::Sheaves, {"spare-sheaf", "refill-any-node", "remote-refill-trylock", "nowait-refill"}, 0, 0, false, kCap, 28},
   };
   for (const Want& w : wants) {
     INFO(std::string(w.preset));

@@ -193,6 +193,24 @@ TEST_CASE("private costs: a free step takes order fifo or shuffled, and only fre
                        doctest::Contains("only frees take an order"), ConfigError);
 }
 
+TEST_CASE("private costs: an alloc step takes gfp kernel or nowait, and only alloc does") {
+  auto doc = [](const std::string& step) {
+    return nlohmann::json::parse(R"({"name": "w", "description": "d", "source": "s", "ops_per_iteration": 1,
+      "pools": {"p": {"scope": "task"}},
+      "program": [)" + step + R"(, {"op": "free", "cache": "kmalloc-64", "pool": "p", "count": 4}]})");
+  };
+  Program p = parse_workload(doc(R"({"op": "alloc", "cache": "kmalloc-64", "pool": "p", "count": 4, "gfp": "nowait"})"), "w.json");
+  CHECK(p.steps.at(0).nowait);
+  p = parse_workload(doc(R"({"op": "alloc", "cache": "kmalloc-64", "pool": "p", "count": 4, "gfp": "kernel"})"), "w.json");
+  CHECK_FALSE(p.steps.at(0).nowait);
+  p = parse_workload(doc(R"({"op": "alloc", "cache": "kmalloc-64", "pool": "p", "count": 4})"), "w.json");
+  CHECK_FALSE(p.steps.at(0).nowait);
+  CHECK_THROWS_WITH_AS(parse_workload(doc(R"({"op": "alloc", "cache": "kmalloc-64", "pool": "p", "gfp": "atomic"})"), "w.json"),
+                       doctest::Contains("unknown gfp 'atomic' (kernel, nowait)"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_workload(doc(R"({"op": "alloc_bulk", "cache": "kmalloc-64", "pool": "p", "count": 4, "gfp": "nowait"})"), "w.json"),
+                       doctest::Contains("only alloc takes a gfp"), ConfigError);
+}
+
 namespace {
 
 // The immediate driver, with a transfer price for a line another CPU wrote last (Exec::line_from).

@@ -992,3 +992,65 @@ TEST_CASE("sheaf sequences: a flush finds lines a grace period old in the LLC wh
   CHECK(flush_time(dram, 64 << 20, 1) - flush_time(0, 64 << 20, 1) == 4 * hit);  // all in the LLC
   CHECK(flush_time(dram, 64 << 20, 4) - flush_time(0, 64 << 20, 4) == hit);      // 4 in flight
 }
+
+TEST_CASE("sheaf sequences: a GFP_NOWAIT allocation never refills a sheaf without the nowait-refill patch") {
+  // __pcs_replace_empty_main, can_alloc = gfpflags_allow_blocking(gfp) (6.18, 6.19, 7.0-rc1/rc2;
+  // slub-algorithms.md §4.3 step 5): with main and spare empty and no full sheaf in the barn, a
+  // GFP_NOWAIT allocation returns NULL from the sheaves and the caller takes the layer below.
+  // fb1091febd66 (7.0-rc3) lets it refill as a blocking one does.
+  auto nowait = [](Rig& r, int cpu) {
+    return run_now(r.slub->alloc(r.e(cpu), r.s(), kNoNode, Gfp::Nowait));
+  };
+  SUBCASE("6.18: the cpu slab serves it; main stays empty") {
+    Rig r(FrontendKind::SheavesOnCpuPartial, false);
+    std::vector<void*> held;
+    // Racy nr_full == 0: no barn lock (BARN_GET_FAIL). ___slab_alloc: a new slab S1 as CPU 0's
+    // cpu slab (ALLOC_SLOWPATH, ALLOC_SLAB); no sheaf allocated, none refilled.
+    step(r, "nowait 1", [&] { held.push_back(nowait(r, 0)); },
+         {{Stat::BARN_GET_FAIL, 1}, {Stat::ALLOC_SLOWPATH, 1}, {Stat::ALLOC_SLAB, 1}}, 0, 0);
+    Slab* s1 = r.slab_of(held[0]);
+    CHECK(r.s().cpu[0].slab == s1);
+    CHECK(r.pcs(0).main->empty());
+    CHECK(r.pcs(0).spare == nullptr);
+    // The next one tries the barn again (BARN_GET_FAIL) and pops the cpu freelist.
+    step(r, "nowait 2", [&] { held.push_back(nowait(r, 0)); },
+         {{Stat::BARN_GET_FAIL, 1}, {Stat::ALLOC_FASTPATH, 1}}, 0, 0);
+    CHECK(r.slab_of(held[1]) == s1);
+    CHECK(r.pcs(0).main->empty());
+    // A blocking allocation refills as before: a new sheaf from the cpu freelist (14 left).
+    step(r, "kernel", [&] { held.push_back(r.alloc(0)); },
+         {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_ALLOC, 1}, {Stat::ALLOC_FASTPATH, 4}, {Stat::SHEAF_REFILL, 4},
+          {Stat::ALLOC_PCS, 1}},
+         1, 0);
+    CHECK(r.pcs(0).main->size() == 3);
+    r.release(held);
+  }
+  SUBCASE("7.0-rc1/rc2: ___slab_alloc, one object per list_lock hold") {
+    Rig r(FrontendKind::Sheaves, true);
+    std::vector<void*> held;
+    // No partial slab: a new slab S1; one object out, S1 onto node 0's partial list (one
+    // list_lock hold).
+    step(r, "nowait 1", [&] { held.push_back(nowait(r, 0)); },
+         {{Stat::BARN_GET_FAIL, 1}, {Stat::ALLOC_SLOWPATH, 1}, {Stat::ALLOC_SLAB, 1}}, 0, 1);
+    Slab* s1 = r.slab_of(held[0]);
+    CHECK(s1->on_partial);
+    CHECK(r.pcs(0).main->empty());
+    // The next one takes one object from S1 under list_lock.
+    step(r, "nowait 2", [&] { held.push_back(nowait(r, 0)); },
+         {{Stat::BARN_GET_FAIL, 1}, {Stat::ALLOC_SLOWPATH, 1}}, 0, 1);
+    CHECK(r.slab_of(held[1]) == s1);
+    CHECK(r.pcs(0).main->empty());
+    r.release(held);
+  }
+  SUBCASE("with nowait-refill it refills as a blocking allocation") {
+    Rig r(FrontendKind::SheavesOnCpuPartial, false, 10, 1 << 14, 10, 0,
+          [](Params& p) { p.features.nowait_refill = true; });
+    std::vector<void*> held;
+    step(r, "nowait 1", [&] { held.push_back(nowait(r, 0)); },
+         {{Stat::BARN_GET_FAIL, 1}, {Stat::SHEAF_ALLOC, 1}, {Stat::ALLOC_SLOWPATH, 1}, {Stat::ALLOC_SLAB, 1},
+          {Stat::ALLOC_FASTPATH, 3}, {Stat::SHEAF_REFILL, 4}, {Stat::ALLOC_PCS, 1}},
+         1, 0);
+    CHECK(r.pcs(0).main->size() == 3);
+    r.release(held);
+  }
+}

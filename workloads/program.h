@@ -55,6 +55,7 @@ struct Step {
   int count = 1;             // objects per step
   int keep = 0;              // free: leave at least this many objects in the pool
   int node = -1;             // alloc: kmem_cache_alloc_node target, -1 = NUMA_NO_NODE, -2 = local
+  bool nowait = false;       // alloc: the caller's gfp may not block ("gfp": "nowait", GFP_NOWAIT)
   Dest to = Dest::Own;       // alloc: whose pool instance receives the objects
   Time each_ns = 0;          // alloc / free: CPU-private work per object moved (a recv per packet)
   bool count_own = false;    // free: one operation per object this task itself put in the pool

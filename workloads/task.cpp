@@ -7,6 +7,9 @@ namespace slubsim {
 
 namespace {
 
+// The gfp an alloc step's caller passes (workloads/program.h, Step::nowait).
+slub::Gfp gfp_of(const Step& s) { return s.nowait ? slub::Gfp::Nowait : slub::Gfp::Kernel; }
+
 // Key of the instance a task uses: which node, address space or task it belongs to.
 int instance_key(Scope s, Mode mode, int task, int node) {
   switch (s) {
@@ -150,7 +153,7 @@ Co<void> alloc_handoff(Exec& e, const Step& s, TaskBinding& b) {
     } else {
       for (int i = 0; i < s.count; ++i) {
         void* obj = b.slub->alloc_fast(e, cache, -1);
-        if (!obj) obj = co_await b.slub->alloc(e, cache, -1);
+        if (!obj) obj = co_await b.slub->alloc(e, cache, -1, gfp_of(s));
         if (obj) got[made++] = obj;
         else ++b.alloc_failures;
       }
@@ -301,7 +304,7 @@ Co<void> run_steps(Exec& e, const std::vector<Step>& steps, TaskBinding& b, cons
         got.clear();
         for (int i = 0; i < s.count; ++i) {
           void* obj = b.slub->alloc_fast(e, cache, node);
-          if (!obj) obj = co_await b.slub->alloc(e, cache, node);
+          if (!obj) obj = co_await b.slub->alloc(e, cache, node, gfp_of(s));
           if (obj) got.push_back(obj);
           else ++b.alloc_failures;
         }

@@ -50,7 +50,7 @@ class CpuPartial final : public Frontend {
     return free_to_cpu_slab(e, s, slab, obj, obj, 1);
   }
 
-  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node) override {
+  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node, Gfp) override {
     co_return co_await slab_alloc(e, s, node);
   }
 

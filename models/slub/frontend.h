@@ -7,6 +7,7 @@
 // Paths follow the kernel's own order; each front-end file opens with its states and locks.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "models/co.h"
 #include "models/exec.h"
@@ -16,6 +17,10 @@
 namespace slubsim::slub {
 
 class Slub;
+
+// What the caller's gfp allows on an allocation: GFP_KERNEL may block (a sheaf refill may
+// run), GFP_NOWAIT may not (the maple tree's first try in mas_store_gfp, mas_node_count).
+enum class Gfp : std::uint8_t { Kernel, Nowait };
 
 // Free objects held above the slabs, per layer.
 struct CachedCounts {
@@ -33,7 +38,7 @@ class Frontend {
   // CPU-private fast paths: no shared state, never suspend. nullptr / false = take the slow path.
   virtual void* alloc_fast(Exec& e, KmemCache& s, int node) = 0;
   virtual bool free_fast(Exec& e, KmemCache& s, Slab* slab, void* obj) = 0;
-  virtual Co<void*> alloc_slow(Exec& e, KmemCache& s, int node) = 0;
+  virtual Co<void*> alloc_slow(Exec& e, KmemCache& s, int node, Gfp gfp) = 0;
   virtual Co<void> free_slow(Exec& e, KmemCache& s, Slab* slab, void* obj) = 0;
   // kmem_cache_alloc_bulk / kmem_cache_free_bulk. alloc_bulk returns how many it got (all or 0).
   virtual Co<std::size_t> alloc_bulk(Exec& e, KmemCache& s, std::size_t n, void** p) = 0;

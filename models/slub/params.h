@@ -61,6 +61,9 @@ struct Features {
   bool spare_sheaf = false;           // keep an empty main as the spare (Jan 2026)
   bool remote_refill_trylock = false; // trylock remote list_locks in __refill_objects_any
   bool skip_freelist = false;         // no freelist for whole-slab bulk refill (Mar 2026)
+  // A non-blocking allocation (Gfp::Nowait) may refill a sheaf, not only take a barn's full
+  // one (fb1091febd66 "mm/slab: allow sheaf refill if blocking is not allowed", 7.0-rc3).
+  bool nowait_refill = false;
   // Sheaves over cpu partial (6.18/6.19) refilled from the node partial list, not through the
   // cpu slab ("slab: add optimized sheaf refill from partial list", sheaves-for-all v4 10/22).
   bool refill_from_partial = false;

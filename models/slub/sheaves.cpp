@@ -59,12 +59,12 @@ class Sheaves final : public Frontend {
     return obj;
   }
 
-  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node) override {
+  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node, Gfp gfp) override {
     if (s.sheaf_capacity) {
       PercpuSheaves& pcs = s.pcs[e.cpu()];
       bool node_ok = node == kNoNode || node == e.mem_node();
       bool replaced = false;
-      if (node_ok && pcs.main->empty()) replaced = co_await replace_empty_main(e, s);
+      if (node_ok && pcs.main->empty()) replaced = co_await replace_empty_main(e, s, gfp);
       if (replaced) {
         void* obj = pcs.main->objects.back();
         if (node == kNoNode || slub_.virt_to_slab(obj)->node == node) {
@@ -80,12 +80,12 @@ class Sheaves final : public Frontend {
     }
     // The layer below: 6.18 the whole cpu-slab path (fast path first), 7.0 ___slab_alloc.
     void* obj = below_->alloc_fast(e, s, node);
-    if (!obj) obj = co_await below_->alloc_slow(e, s, node);
+    if (!obj) obj = co_await below_->alloc_slow(e, s, node, gfp);
     co_return obj;
   }
 
   // __pcs_replace_empty_main, with main empty and no non-empty spare.
-  Co<bool> replace_empty_main(Exec& e, KmemCache& s) {
+  Co<bool> replace_empty_main(Exec& e, KmemCache& s, Gfp gfp) {
     Frame frame(e, "__pcs_replace_empty_main");
     PercpuSheaves& pcs = s.pcs[e.cpu()];
     Barn& barn = s.node[e.mem_node()].barn;
@@ -96,7 +96,12 @@ class Sheaves final : public Frontend {
       co_return true;
     }
     s.stat(Stat::BARN_GET_FAIL);
-    // Blocking context (the workloads' GFP_KERNEL): refill a vessel.
+    // can_alloc = gfpflags_allow_blocking(gfp): a GFP_NOWAIT allocation stops here and the
+    // caller goes to the layer below (6.18, 6.19, 7.0-rc1/rc2), unless the kernel has
+    // fb1091febd66 "mm/slab: allow sheaf refill if blocking is not allowed" (7.0-rc3, which
+    // asks gfpflags_allow_spinning instead: GFP_NOWAIT may spin).
+    if (gfp == Gfp::Nowait && !f_.nowait_refill) co_return false;
+    // Refill a vessel.
     Sheaf* vessel = nullptr;
     if (pcs.spare) {
       vessel = pcs.spare;

@@ -35,7 +35,7 @@ class SlabLayer final : public Frontend {
   void* alloc_fast(Exec&, KmemCache&, int) override { return nullptr; }
   bool free_fast(Exec&, KmemCache&, Slab*, void*) override { return false; }
 
-  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node) override {
+  Co<void*> alloc_slow(Exec& e, KmemCache& s, int node, Gfp) override {
     co_return co_await slab_alloc_one(e, s, node);
   }
 

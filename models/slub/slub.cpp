@@ -112,12 +112,12 @@ void* Slub::alloc_fast(Exec& e, KmemCache& s, int node) {
   return obj;
 }
 
-Co<void*> Slub::alloc(Exec& e, KmemCache& s, int node) {
+Co<void*> Slub::alloc(Exec& e, KmemCache& s, int node, Gfp gfp) {
   AccountScope fast(e, Account::SlabFast);
   void* obj = fe_->alloc_fast(e, s, node);
   if (!obj) {
     AccountScope slow(e, Account::SlabSlow);
-    obj = co_await fe_->alloc_slow(e, s, node);
+    obj = co_await fe_->alloc_slow(e, s, node, gfp);
   }
   if (!obj) s.stat(Stat::ALLOC_FAILED);
   if (obj) memcg_charge(e, s, 1);

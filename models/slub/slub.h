@@ -81,7 +81,7 @@ class Slub {
   // kmem_cache_alloc / kmem_cache_alloc_node: try alloc_fast, and co_await alloc() if it
   // returns nullptr (alloc() also works alone). nullptr from alloc() = out of memory.
   void* alloc_fast(Exec& e, KmemCache& s, int node = kNoNode);
-  Co<void*> alloc(Exec& e, KmemCache& s, int node = kNoNode);
+  Co<void*> alloc(Exec& e, KmemCache& s, int node = kNoNode, Gfp gfp = Gfp::Kernel);
   // kmem_cache_free: try free_fast, and co_await free() if it returns false.
   bool free_fast(Exec& e, KmemCache& s, void* obj);
   Co<void> free(Exec& e, KmemCache& s, void* obj);

@@ -22,6 +22,7 @@ struct Costs {
   Handoff handoff = Handoff::Mcs;
   double handoff_alpha = 1;  // Handoff::Alpha only
   bool contender_rmw = false;  // contenders' RMWs of the lock word steal its line (opt-in)
+  bool parallel_reads = false; // reads of a line wait for its last write, not for each other
   Time rwsem_wakeup = 0;     // wake-up of a task sleeping on an rwsem until it runs
 };
 

@@ -88,7 +88,7 @@ bool Kernel::has(const std::string& patch) const {
 
 const std::vector<std::string>& known_patches() {
   static const std::vector<std::string> names = {"spare-sheaf", "remote-refill-trylock", "skip-freelist", "refill-any-node",
-                                                   "refill-from-partial"};
+                                                   "refill-from-partial", "nowait-refill"};
   return names;
 }
 

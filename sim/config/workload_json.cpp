@@ -73,6 +73,12 @@ void parse_object_step(const JsonView& v, Step& s, Program& p, const std::map<st
       s.node = static_cast<int>(node->integer_in(0, 4095));
     }
   }
+  if (auto g = v.find("gfp")) {
+    if (s.op != StepOp::Alloc) g->fail("only alloc takes a gfp");
+    auto gfp = g->str();
+    if (gfp == "nowait") s.nowait = true;
+    else if (gfp != "kernel") g->fail(fmt::format("unknown gfp '{}' (kernel, nowait)", gfp));
+  }
   if (auto to = v.find("to")) {
     if (!alloc) to->fail("only allocations take a destination pool");
     auto t = to->str();

@@ -11,6 +11,9 @@
 //   sharer; the farthest one sets the price. The writer becomes the only owner.
 // - A line moves to one CPU at a time: a transfer waits until the previous one has landed
 //   (single-server line), which is what makes contended cmpxchg and hot list heads expensive.
+//   With `Costs::parallel_reads`, reads of a line are served side by side: a read waits for the
+//   last write (or steal, or hand-off) to land, not for other reads; a write still waits for
+//   every transfer in flight.
 // - A spinner (the head waiter of a queued lock, polling the lock word) re-reads the line right
 //   after every write by someone else, so the holder's next write pays to pull it back.
 #pragma once
@@ -31,6 +34,7 @@ struct Line {
   int spinner = -1;
   std::vector<int> sharers;  // CPUs with a shared copy, owner excluded
   Time busy_until = 0;       // when the last transfer lands
+  Time written_at = 0;       // when the last write, steal or hand-off landed
   Time last_access = 0;      // when it was last read or written (for cache residency)
   std::uint64_t version = 0;  // bumped by every write
   std::uint64_t transfers = 0;
@@ -77,6 +81,7 @@ class Coherence {
       l.last_access = std::max(l.last_access, t);
       const Time done = std::max(t, l.busy_until) + c_.atomic_local;
       l.busy_until = done;
+      l.written_at = done;
       ++l.version;
       return done;
     }
@@ -86,13 +91,14 @@ class Coherence {
   [[gnu::noinline]] Time read_slow(Line& l, int cpu, Time t) const {
     age(l, t);
     if (l.has_copy(cpu)) return t + c_.cache_hit;
-    Time start = std::max(t, l.busy_until);
+    Time start = std::max(t, c_.parallel_reads ? l.written_at : l.busy_until);
     Time cost = l.owner >= 0 ? m_.transfer(l.owner, cpu, l.home_socket)
                              : m_.from_memory(cpu, l.home_socket);
-    l.busy_until = start + cost;
+    const Time done = start + cost;
+    l.busy_until = std::max(l.busy_until, done);
     l.sharers.push_back(cpu);
     ++l.transfers;
-    return l.busy_until;
+    return done;
   }
 
   [[gnu::noinline]] Time write_slow(Line& l, int cpu, Time t) const {
@@ -126,6 +132,7 @@ class Coherence {
     l.sharers.clear();
     // Served in turn like any transfer of the line: it lands after the one in flight.
     l.busy_until = std::max(l.busy_until, t) + cost;
+    l.written_at = l.busy_until;
     ++l.version;
     ++l.transfers;
   }
@@ -135,6 +142,7 @@ class Coherence {
     l.owner = cpu;
     l.sharers.clear();
     l.busy_until = at;
+    l.written_at = at;
     ++l.version;
     if (l.spinner >= 0 && l.spinner != cpu) {
       // The spinner's next poll pulls a shared copy over.

@@ -775,7 +775,7 @@ const std::vector<RequestField>& request_field_list() {
       {.key = "set", .option = "--set", .member = &R::sets, .help_place = 10, .help =
            "KEY=VALUE: change any model parameter in the topology, costs, workload or kernel config; repeatable; e.g. --set costs.qspinlock.handoff_alpha=1.2 --set topology.latency_ns.llc=30 --set caches.maple_node.order=1"},
       {.key = "patch", .option = "--patch", .member = &R::patches, .help_place = 11, .help =
-           "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist, refill-any-node (7.0), refill-from-partial (over cpu partial: sheaf refills from the node partial list, sheaves-for-all v4 10/22); repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf"},
+           "+NAME or -NAME: switch a patch on or off on top of every kernel preset: spare-sheaf, remote-refill-trylock, skip-freelist, refill-any-node (7.0), refill-from-partial (over cpu partial: sheaf refills from the node partial list, sheaves-for-all v4 10/22), nowait-refill (7.0-rc3: a GFP_NOWAIT allocation may refill a sheaf); repeatable; e.g. --patch +skip-freelist --patch -spare-sheaf"},
       {.key = "runs", .option = "--runs", .member = &R::runs, .help_place = 15, .help =
            "repetitions with seeds SEED, SEED+1, ...; e.g. --runs 3"},
       {.key = "seed", .option = "--seed", .member = &R::seed, .help_place = 16, .help =

@@ -90,6 +90,7 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.costs.barn_op = s.at("barn_op_ns").time_ns();
   c.costs.aged_store_overlap = static_cast<int>(s.at("aged_store_overlap").sourced_value_any().integer_in(1, 64));
   c.freelist_lines_from_writer = two_way(s.at("freelist_lines"), "local", "writer");
+  c.gfp_nowait_refills = two_way(s.at("gfp_nowait"), "stops", "refills");
   auto rcu = root.at("rcu");
   c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
@@ -228,6 +229,8 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.features.skip_freelist = k.has("skip-freelist");
   p.features.refill_any_node = k.has("refill-any-node");
   p.features.refill_from_partial = k.has("refill-from-partial");
+  // The cost model's "refills" treats every allocation as blocking: the patch's behaviour.
+  p.features.nowait_refill = k.has("nowait-refill") || costs.gfp_nowait_refills;
   p.rcu_grace_period = costs.rcu_grace_period;
   p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
   // jiffies_till_first_fqs as rcu_init_geometry sets it, for this machine's nr_cpu_ids.

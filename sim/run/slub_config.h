@@ -23,6 +23,7 @@ struct SlubCostConfig {
   int rcu_report_ticks = 0;                  // costs.rcu.acceleration "report": report_ticks; 0: "queue"
   bool aged_lines_in_llc = false;            // costs.rcu.aged_lines "llc"
   bool freelist_lines_from_writer = false;   // costs.slub.freelist_lines "writer"
+  bool gfp_nowait_refills = false;           // costs.slub.gfp_nowait "refills"
   RcuBatchLimits rcu_batch;
   SoftirqLimits softirq;
   Time trace_handoff_poll = 0;
