@@ -117,6 +117,28 @@ TEST_CASE("coherence: reads join the sharers; a write pays the farthest invalida
   CHECK(d2 == d1 + m.transfer(4, 6, 0));
 }
 
+TEST_CASE("coherence: with parallel reads, readers of a line wait for its last write, not for each other") {
+  auto m = preset("small-2s-8c");
+  for (bool parallel : {false, true}) {
+    INFO("parallel " << parallel);
+    auto c = default_costs();
+    REQUIRE_FALSE(c.parallel_reads);  // off by default: a single-server line
+    c.parallel_reads = parallel;
+    Coherence coh(m, c);
+    Line l;
+    const Time x = 1000 * kNs;
+    const Time w = coh.write(l, 0, x);  // CPU 0 owns it (from memory)
+    const Time hop1 = m.transfer(0, 1, 0), hop2 = m.transfer(0, 2, 0);
+    // CPUs 1 and 2 read it at once, before the write has landed; both copies come from CPU 0.
+    const Time r1 = coh.read(l, 1, x);
+    const Time r2 = coh.read(l, 2, x);
+    CHECK(r1 == w + hop1);
+    CHECK(r2 == (parallel ? w + hop2 : r1 + hop2));
+    // A write waits for every read in flight, either way.
+    CHECK(coh.write(l, 3, x) >= r2);
+  }
+}
+
 TEST_CASE("ping-pong: Exec::line_from prices a line another CPU wrote by the same latency classes, and nothing for this CPU's own") {
   auto c = default_costs();
   auto t = preset("amd-turin-2s-512t");
