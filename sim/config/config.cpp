@@ -292,6 +292,12 @@ bool JsonView::boolean() const {
   return j_->get<bool>();
 }
 
+bool JsonView::two_way(const char* off, const char* on) const {
+  const std::string v = sourced_value_any().str();
+  if (v != off && v != on) at("value").fail(fmt::format("must be \"{}\" or \"{}\"", off, on));
+  return v == on;
+}
+
 JsonView JsonView::sourced_value_any() const {
   if (!j_->is_object()) fail("expected {\"value\": ..., \"source\": \"...\"}");
   allow({"value", "source", "range", "range_source"});  // known here even when a check below stops early

@@ -134,6 +134,9 @@ class JsonView {
   double sourced_value() const;
   // The same shape with a value of any type: checks the source and returns the value's view.
   JsonView sourced_value_any() const;
+  // A two-way model switch, the same shape with a string value: it must be `off` or `on`;
+  // true for `on`.
+  bool two_way(const char* off, const char* on) const;
   // A time given in nanoseconds: a number or a sourced figure.
   Time time_ns() const;
 

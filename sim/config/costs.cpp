@@ -12,12 +12,7 @@ Costs parse_costs(const json& doc, const std::string& file, std::shared_ptr<Read
   c.cache_hit = root.at("cache_hit_ns").time_ns();
   c.line_residency = from_ns(root.at("line_residency_us").sourced_value() * 1000.0);
   if (c.line_residency < 0) root.at("line_residency_us").at("value").fail("must not be negative");
-  {
-    auto reads = root.at("line_reads");
-    const std::string v = reads.sourced_value_any().str();
-    if (v != "serial" && v != "parallel") reads.at("value").fail("must be \"serial\" or \"parallel\"");
-    c.parallel_reads = v == "parallel";
-  }
+  c.parallel_reads = root.at("line_reads").two_way("serial", "parallel");
   auto q = root.at("qspinlock");
   auto model = q.at("handoff");
   model.at("source").str();

@@ -7,13 +7,6 @@ namespace slubsim {
 
 namespace {
 
-// A two-way switch of the cost model: the field's value must be `off` or `on`; true for `on`.
-bool two_way(const JsonView& f, const char* off, const char* on) {
-  const std::string v = f.sourced_value_any().str();
-  if (v != off && v != on) f.at("value").fail(fmt::format("must be \"{}\" or \"{}\"", off, on));
-  return v == on;
-}
-
 // A number, or a sourced figure.
 double figure(const JsonView& v) { return v.raw().is_object() ? v.sourced_value() : v.number(); }
 bool flag(const JsonView& v) {
@@ -89,13 +82,13 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.costs.sheaf_struct_alloc = s.at("sheaf_struct_alloc_ns").time_ns();
   c.costs.barn_op = s.at("barn_op_ns").time_ns();
   c.costs.aged_store_overlap = static_cast<int>(s.at("aged_store_overlap").sourced_value_any().integer_in(1, 64));
-  c.freelist_lines_from_writer = two_way(s.at("freelist_lines"), "local", "writer");
-  c.gfp_nowait_refills = two_way(s.at("gfp_nowait"), "stops", "refills");
+  c.freelist_lines_from_writer = s.at("freelist_lines").two_way("local", "writer");
+  c.gfp_nowait_refills = s.at("gfp_nowait").two_way("stops", "refills");
   auto rcu = root.at("rcu");
   c.rcu_grace_period = from_ns(figure(rcu.at("grace_period_us")) * 1000.0);
   if (c.rcu_grace_period <= 0) rcu.at("grace_period_us").fail("must be positive");
-  c.rcu_grace_period_from_ticks = two_way(rcu.at("grace_period_model"), "fixed", "ticks");
-  c.aged_lines_in_llc = two_way(rcu.at("aged_lines"), "memory", "llc");
+  c.rcu_grace_period_from_ticks = rcu.at("grace_period_model").two_way("fixed", "ticks");
+  c.aged_lines_in_llc = rcu.at("aged_lines").two_way("memory", "llc");
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   c.costs.rcu_callback_cold_lines =
@@ -126,7 +119,7 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   {
     const int ticks = static_cast<int>(count("report_ticks", 1, 1000));
-    if (two_way(rcu.at("acceleration"), "queue", "report")) {
+    if (rcu.at("acceleration").two_way("queue", "report")) {
       if (c.softirq.tick <= 0) rcu.at("acceleration").at("value").fail("\"report\" needs ticks: tick_us must not be 0");
       c.rcu_report_ticks = ticks;
     }
