@@ -119,8 +119,9 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   {
     const int ticks = static_cast<int>(count("report_ticks", 1, 1000));
-    if (rcu.at("acceleration").two_way("queue", "report")) {
-      if (c.softirq.tick <= 0) rcu.at("acceleration").at("value").fail("\"report\" needs ticks: tick_us must not be 0");
+    auto acc = rcu.at("acceleration");
+    if (acc.two_way("queue", "report")) {
+      if (c.softirq.tick <= 0) acc.at("value").fail("\"report\" needs ticks: tick_us must not be 0");
       c.rcu_report_ticks = ticks;
     }
   }
