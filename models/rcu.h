@@ -57,18 +57,35 @@ struct RcuBatchLimits {
 // ends with the last busy CPU's report. The kthread itself is not scheduled here: woken on an
 // idle CPU it runs at once, and on a busy one it keeps EEVDF's positive lag from its waits
 // (PLACE_LAG) and so preempts at the next point; the model takes both as no delay.
+// Busy CPUs that hold a period up are forced (rcu_implicit_dynticks_qs, run by the forcing
+// scans): once the period is jiffies_to_sched_qs old, or from its first scan when the period
+// started in callback overload (rcu_state.cbovld: a CPU held qovld callbacks or more), the CPU's
+// rcu_urgent_qs is set, its next tick asks for a reschedule (rcu_sched_clock_irq), and the task's
+// next return to user space or cond_resched passes a quiescent state: a report at that tick.
+struct GracePeriodForcing {
+  Time sched_qs = 0;              // jiffies_to_sched_qs after the start (0: never forced)
+  std::size_t overload_mark = 0;  // qovld: callbacks one CPU holds for overload (0: none)
+};
+
 class TickGracePeriods {
  public:
   // `tick` and `first_fqs` 0: no forcing scan (idle CPUs never hold a period up).
-  void init(int nr_cpus, Time tick = 0, Time first_fqs = 0) {
+  void init(int nr_cpus, Time tick = 0, Time first_fqs = 0, GracePeriodForcing forcing = {}) {
     required_.assign(static_cast<std::size_t>(nr_cpus), true);
     cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
     nr_busy_ = nr_cpus;
     tick_ = tick;
     first_fqs_ = first_fqs;
+    forcing_ = forcing;
+    overloaded_cpus_ = 0;
     idle_ = false;
     start(0);
   }
+  const GracePeriodForcing& forcing() const { return forcing_; }
+  // A CPU's callback queue reached the overload mark (+1) or fell below it (-1): check_cb_ovld.
+  void overload(int delta) { overloaded_cpus_ += delta; }
+  // Periods that started in callback overload, of those ended.
+  std::uint64_t ended_overloaded() const { return ended_overloaded_; }
   // Only these CPUs run tasks; the others are idle: the forcing scan reports them.
   void set_busy(const std::vector<int>& cpus) {
     std::fill(required_.begin(), required_.end(), false);
@@ -96,6 +113,7 @@ class TickGracePeriods {
       c.noted = gp_;  // note_gp_changes: this tick only notices the new grace period
       return false;
     }
+    if (now >= force_at_) p = 1.0;  // rcu_urgent_qs: this tick forces a quiescent state
     if (c.reported || draw >= p) return false;
     c.reported = true;
     if (--remaining_ > 0) return false;
@@ -116,13 +134,20 @@ class TickGracePeriods {
     end_at_ = kForever;
     remaining_ = nr_busy_;
     for (auto& x : cpu_) x.reported = false;
-    fqs_at_ = idle_ && tick_ > 0 ? (at / tick_) * tick_ + first_fqs_ : 0;
+    const Time jiffy = tick_ > 0 ? (at / tick_) * tick_ : at;
+    fqs_at_ = idle_ && tick_ > 0 ? jiffy + first_fqs_ : 0;
+    // rcu_gp_init: rcu_state.cbovld from the overload seen as the previous period ended.
+    overloaded_ = forcing_.overload_mark > 0 && overloaded_cpus_ > 0;
+    force_at_ = kForever;
+    if (overloaded_ && tick_ > 0) force_at_ = jiffy + first_fqs_;
+    else if (forcing_.sched_qs > 0) force_at_ = jiffy + forcing_.sched_qs;
   }
   // rcu_gp_cleanup of a period whose end time has come, and the next period's rcu_gp_init.
   void advance(Time now) {
     if (end_at_ > now) return;
     ++gp_;
     ++ended_;
+    if (overloaded_) ++ended_overloaded_;
     start(end_at_);
   }
   std::vector<bool> required_;
@@ -134,7 +159,12 @@ class TickGracePeriods {
   Time start_ = 0;
   Time end_at_ = kForever;  // when the period in progress ends, once every busy CPU reported
   Time fqs_at_ = 0;         // its first forcing scan (0: none, no idle CPUs)
+  Time force_at_ = kForever;  // from then on a busy CPU's tick reports (GracePeriodForcing)
   Time tick_ = 0, first_fqs_ = 0;
+  GracePeriodForcing forcing_;
+  int overloaded_cpus_ = 0;  // CPUs holding forcing_.overload_mark callbacks or more
+  bool overloaded_ = false;  // the period in progress started in overload
+  std::uint64_t ended_overloaded_ = 0;
   bool idle_ = false;
 };
 
@@ -146,13 +176,14 @@ class RcuQueue {
  public:
   // tick and first_fqs: the grace-period kthread's first forcing scan (TickGracePeriods).
   void init(int nr_cpus, Time grace_period, RcuBatchLimits limits = {}, bool from_ticks = false, Time tick = 0,
-            Time first_fqs = 0) {
+            Time first_fqs = 0, GracePeriodForcing forcing = {}) {
     per_cpu_.assign(static_cast<std::size_t>(nr_cpus), {});
     grace_ = grace_period;
     limits_ = limits;
     from_ticks_ = from_ticks;
     tick_ = tick;
-    ticks_.init(nr_cpus, tick, first_fqs);
+    ticks_.init(nr_cpus, tick, first_fqs, forcing);
+    overload_mark_ = from_ticks ? forcing.overload_mark : 0;
   }
   // Callbacks are given their grace period when the CPU reports a quiescent state, not as they
   // are queued (kernel/rcu/tree.c, rcu_report_qs_rdp -> rcu_accelerate_cbs). With fixed periods a
@@ -190,6 +221,7 @@ class RcuQueue {
     ++q.segs.back().count;
     q.cbs.push_back(cb);
     if (q.cbs.size() > limits_.qhimark) q.flood = true;  // __call_rcu_core
+    if (overload_mark_ > 0 && q.cbs.size() == overload_mark_) ticks_.overload(+1);
   }
   // How many of `cpu`'s callbacks to invoke at a softirq point at `now` (rcu_do_batch's bl,
   // capped by what is ready); call batch_done after invoking them.
@@ -220,6 +252,7 @@ class RcuQueue {
     ++invoked_;
     if (q.flood) ++invoked_in_flood_;
     RcuCallback cb = q.cbs.front();
+    if (overload_mark_ > 0 && q.cbs.size() == overload_mark_) ticks_.overload(-1);
     q.cbs.pop_front();
     if (--q.segs.front().count == 0) {
       q.segs.pop_front();
@@ -265,6 +298,7 @@ class RcuQueue {
   bool from_ticks_ = false;
   Time tick_ = 0;
   int report_ticks_ = 0;  // 0: callbacks get their period as they are queued
+  std::size_t overload_mark_ = 0;  // from ticks: qovld, tracked for the forcing (0: not tracked)
   TickGracePeriods ticks_;
   Time grace_ = 0;
   RcuBatchLimits limits_;

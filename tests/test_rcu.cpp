@@ -378,6 +378,50 @@ TEST_CASE("rcu: with idle CPUs a grace period from ticks lasts until the kthread
   CHECK(full.grace_periods().completed(2000) == 1);
 }
 
+TEST_CASE("rcu: holdouts are forced at jiffies_to_sched_qs, or from the first scan in callback overload") {
+  // 1 ms ticks, first scan 3 jiffies after the start, forced after 10 ms; overload at 3 callbacks.
+  RcuQueue q;
+  q.init(2, 1000, RcuBatchLimits{}, true, 1000, 3000, GracePeriodForcing{10000, 3});
+  auto& gp = q.grace_periods();
+  gp.set_busy({0, 1});
+  // Non-preemptible RCU in the kernel: a tick almost never lands in user space (chance 0 here).
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 1000, 0.0, 0.5));  // notice 1
+  for (int t = 2000; t < 10000; t += 1000)
+    for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, t, 0.0, 0.5));   // nobody reports
+  CHECK(gp.completed(9999) == 0);
+  CHECK_FALSE(gp.tick(0, 10000, 0.0, 0.5));  // rcu_urgent_qs: forced at the first tick from 10000
+  CHECK(gp.tick(1, 10000, 0.0, 0.5));
+  CHECK(gp.completed(10000) == 1);
+  CHECK(gp.ended_overloaded() == 0);
+  // A CPU holding the overload mark at the next start: that period is forced from its first scan.
+  for (int i = 0; i < 3; ++i) q.call_rcu(0, 10100, {RcuCallback::FreeObject, 0, nullptr});
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 11000, 0.0, 0.5));  // notice 2 (started at 10000, not overloaded)
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 19000, 0.0, 0.5));
+  CHECK_FALSE(gp.tick(0, 20000, 0.0, 0.5));
+  CHECK(gp.tick(1, 20000, 0.0, 0.5));        // period 2 forced at 10 ms; period 3 starts overloaded
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 21000, 0.0, 0.5));  // notice 3
+  CHECK_FALSE(gp.tick(0, 22000, 0.0, 0.5));  // before the first scan (23000): not forced
+  CHECK_FALSE(gp.tick(0, 23000, 0.0, 0.5));
+  CHECK(gp.tick(1, 23000, 0.0, 0.5));        // from the scan on, every holdout's tick reports
+  CHECK(gp.completed(23000) == 3);
+  // Period 4 started (rcu_gp_init) before the three callbacks were invoked: overloaded too, as
+  // rcu_state.cbovld is taken from the marks at the previous period's cleanup.
+  CHECK(q.ready(0, 23000));
+  for (int i = 0; i < 3; ++i) q.pop(0);
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 24000, 0.0, 0.5));  // notice 4; 3 is counted
+  CHECK(gp.ended_overloaded() == 1);
+  CHECK_FALSE(gp.tick(0, 26000, 0.0, 0.5));
+  CHECK(gp.tick(1, 26000, 0.0, 0.5));        // forced from its first scan at 26000
+  // Period 5 starts with no CPU at the mark: forced only at 26000 + 10000.
+  for (int c : {0, 1}) CHECK_FALSE(gp.tick(c, 27000, 0.0, 0.5));
+  CHECK_FALSE(gp.tick(0, 29000, 0.0, 0.5));
+  CHECK_FALSE(gp.tick(1, 29000, 0.0, 0.5));
+  CHECK_FALSE(gp.tick(0, 36000, 0.0, 0.5));
+  CHECK(gp.tick(1, 36000, 0.0, 0.5));
+  CHECK(gp.completed(36000) == 5);
+  CHECK(gp.ended_overloaded() == 2);
+}
+
 TEST_CASE("rcu: the ready count follows queueing, pops and time like a scan of the whole queue") {
   const Time g = 1000;
   RcuQueue q;

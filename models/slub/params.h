@@ -142,6 +142,12 @@ struct Params {
   Time rcu_grace_period = 0;
   bool rcu_grace_period_from_ticks = false;  // models/rcu.h TickGracePeriods instead of a fixed period
   Time rcu_first_fqs = 0;  // from ticks: the grace-period kthread's first forcing scan after a start
+  GracePeriodForcing rcu_forcing;  // from ticks: when holdout CPUs are forced (models/rcu.h)
+  // From ticks, costs.rcu.quiescent_states "user" (non-preemptible RCU, no preempt count): a
+  // busy CPU's tick reports only when it lands in user space, with this chance, and a context
+  // switch (to ksoftirqd) reports; negative: "preemptible", a tick reports outside the code
+  // where it cannot (Exec::qs_blocked).
+  double rcu_tick_user_share = -1.0;
   // costs.rcu.acceleration "report": callbacks get their grace period when their CPU reports, at
   // its rcu_report_ticks-th tick of a fixed period (models/rcu.h); 0 = as they are queued.
   int rcu_report_ticks = 0;

@@ -67,7 +67,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
       break;
   }
   rcu_.init(numa.nr_cpus, p_.rcu_grace_period, p_.rcu_batch, p_.rcu_grace_period_from_ticks, p_.softirq.tick,
-            p_.rcu_first_fqs);
+            p_.rcu_first_fqs, p_.rcu_forcing);
   rcu_.accelerate_at_report(p_.rcu_report_ticks);
   residency_.init(numa.cpu_llc, numa.nr_llcs, numa.llc_bytes, numa.llc_hit);
   qs_last_.assign(static_cast<std::size_t>(numa.nr_cpus), {0, 0});
@@ -342,7 +342,10 @@ Co<void> Slub::rcu_tick(Exec& e) {
     // code where it can report is the share of the last tick interval spent outside such code.
     auto& [at, blocked] = qs_last_[static_cast<std::size_t>(cpu)];
     const Time span = e.now() - at;
-    const double p = span > 0 ? 1.0 - static_cast<double>(e.qs_blocked() - blocked) / static_cast<double>(span) : 1.0;
+    double p = span > 0 ? 1.0 - static_cast<double>(e.qs_blocked() - blocked) / static_cast<double>(span) : 1.0;
+    // Non-preemptible RCU (rcu_flavor_sched_clock_irq without a preempt count): a tick reports
+    // from user space only; the switch to ksoftirqd is a context switch, which reports.
+    if (p_.rcu_tick_user_share >= 0.0) p = turn == Softirq::Turn::Ksoftirqd ? 1.0 : p_.rcu_tick_user_share;
     at = e.now();
     blocked = e.qs_blocked();
     const double draw = static_cast<double>(rng_[cpu].below(1u << 20)) / static_cast<double>(1u << 20);

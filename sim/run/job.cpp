@@ -403,7 +403,11 @@ constexpr int kTicksPerPeriod = 2;
 int rcu_settle_periods(const SlubCostConfig& c) { return kSettlePeriods + (c.rcu_report_ticks > 0 ? 1 : 0); }
 
 Time rcu_settle_time(const SlubCostConfig& c) {
-  const Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
+  Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
+  // Quiescent states from user space only: a period not in callback overload lasts until its
+  // holdouts are forced, jiffies_to_sched_qs after it started (models/rcu.h).
+  if (c.rcu_grace_period_from_ticks && c.rcu_tick_user_share >= 0.0 && c.rcu_sched_qs > 0)
+    period = c.rcu_sched_qs + kTicksPerPeriod * c.softirq.tick;
   return period > 0 ? rcu_settle_periods(c) * period : 0;
 }
 
@@ -415,7 +419,10 @@ std::vector<std::string> window_warnings(const Job& job) {
   const char* periods = rcu_settle_periods(c) == kSettlePeriods ? "three" : "four";
   const std::string how =
       c.rcu_grace_period_from_ticks
-          ? fmt::format("{} grace periods of at least two {} us ticks", periods, to_us(c.softirq.tick))
+          ? (c.rcu_tick_user_share >= 0.0 && c.rcu_sched_qs > 0
+                 ? fmt::format("{} grace periods of up to {} ms, until holdouts are forced", periods,
+                               to_us(c.rcu_sched_qs + kTicksPerPeriod * c.softirq.tick) / 1000.0)
+                 : fmt::format("{} grace periods of at least two {} us ticks", periods, to_us(c.softirq.tick)))
           : fmt::format("{} grace periods of {} us", periods, to_us(c.rcu_grace_period));
   if (job.warmup < settle)
     out.push_back(fmt::format("--warmup {} ms is shorter than the {} ms RCU needs to settle ({}): the throughput "

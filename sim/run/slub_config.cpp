@@ -116,6 +116,13 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.softirq.tick = micros("tick_us");
   c.rcu_fqs_jiffies = static_cast<int>(count("fqs_jiffies", 1, 1000));
   c.rcu_fqs_cpus_per_jiffy = static_cast<int>(count("fqs_cpus_per_jiffy", 1, 1000000));
+  if (rcu.at("quiescent_states").two_way("preemptible", "user")) {
+    const double share = figure(rcu.at("tick_user_share"));
+    if (share < 0.0 || share > 1.0) rcu.at("tick_user_share").fail("must be a share between 0 and 1");
+    c.rcu_tick_user_share = share;
+  }
+  c.rcu_sched_qs = micros("sched_qs_ms") * 1000;
+  c.rcu_overload_mark = count("overload_mark", 0, 100000000);
   c.softirq.restarts = static_cast<int>(count("softirq_restarts", 1, 1000000));
   {
     const int ticks = static_cast<int>(count("report_ticks", 1, 1000));
@@ -229,6 +236,13 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.rcu_grace_period_from_ticks = costs.rcu_grace_period_from_ticks;
   // jiffies_till_first_fqs as rcu_init_geometry sets it, for this machine's nr_cpu_ids.
   p.rcu_first_fqs = costs.softirq.tick * (costs.rcu_fqs_jiffies + m.nr_cpus / costs.rcu_fqs_cpus_per_jiffy);
+  // jiffies_to_sched_qs as adjust_jiffies_till_sched_qs sets it: the first scan plus two more
+  // (jiffies_till_next_fqs is the same), at least HZ/10 jiffies plus one per 256 CPUs.
+  if (costs.softirq.tick > 0)
+    p.rcu_forcing.sched_qs = std::max(3 * p.rcu_first_fqs,
+                                      costs.rcu_sched_qs + costs.softirq.tick * (m.nr_cpus / costs.rcu_fqs_cpus_per_jiffy));
+  p.rcu_forcing.overload_mark = costs.rcu_overload_mark;
+  p.rcu_tick_user_share = costs.rcu_tick_user_share;
   p.rcu_report_ticks = costs.rcu_report_ticks;
   p.aged_lines_in_llc = costs.aged_lines_in_llc;
   p.freelist_lines_from_writer = costs.freelist_lines_from_writer;

@@ -20,6 +20,9 @@ struct SlubCostConfig {
   bool rcu_grace_period_from_ticks = false;  // costs.rcu.grace_period_model "ticks"
   int rcu_fqs_jiffies = 0;                   // costs.rcu.fqs_jiffies
   int rcu_fqs_cpus_per_jiffy = 1;            // costs.rcu.fqs_cpus_per_jiffy
+  double rcu_tick_user_share = -1.0;         // costs.rcu.quiescent_states "user": tick_user_share; else -1
+  Time rcu_sched_qs = 0;                     // costs.rcu.sched_qs_ms
+  std::size_t rcu_overload_mark = 0;         // costs.rcu.overload_mark
   int rcu_report_ticks = 0;                  // costs.rcu.acceleration "report": report_ticks; 0: "queue"
   bool aged_lines_in_llc = false;            // costs.rcu.aged_lines "llc"
   bool freelist_lines_from_writer = false;   // costs.slub.freelist_lines "writer"
