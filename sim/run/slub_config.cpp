@@ -116,10 +116,10 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.softirq.tick = micros("tick_us");
   c.rcu_fqs_jiffies = static_cast<int>(count("fqs_jiffies", 1, 1000));
   c.rcu_fqs_cpus_per_jiffy = static_cast<int>(count("fqs_cpus_per_jiffy", 1, 1000000));
-  if (rcu.at("quiescent_states").two_way("preemptible", "user")) {
+  {
     const double share = figure(rcu.at("tick_user_share"));
     if (share < 0.0 || share > 1.0) rcu.at("tick_user_share").fail("must be a share between 0 and 1");
-    c.rcu_tick_user_share = share;
+    if (rcu.at("quiescent_states").two_way("preemptible", "user")) c.rcu_tick_user_share = share;
   }
   c.rcu_sched_qs = micros("sched_qs_ms") * 1000;
   c.rcu_overload_mark = count("overload_mark", 0, 100000000);
