@@ -81,7 +81,6 @@ class TickGracePeriods {
     idle_ = false;
     start(0);
   }
-  const GracePeriodForcing& forcing() const { return forcing_; }
   // A CPU's callback queue reached the overload mark (+1) or fell below it (-1): check_cb_ovld.
   void overload(int delta) { overloaded_cpus_ += delta; }
   // Periods that started in callback overload, of those ended.

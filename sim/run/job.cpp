@@ -402,12 +402,18 @@ constexpr int kTicksPerPeriod = 2;
 
 int rcu_settle_periods(const SlubCostConfig& c) { return kSettlePeriods + (c.rcu_report_ticks > 0 ? 1 : 0); }
 
+namespace {
+// Quiescent states from user space only: a period not in callback overload lasts until its
+// holdouts are forced, jiffies_to_sched_qs after it started (models/rcu.h). 0: not that model.
+Time forced_period(const SlubCostConfig& c) {
+  const bool user_only = c.rcu_grace_period_from_ticks && c.rcu_tick_user_share >= 0.0 && c.rcu_sched_qs > 0;
+  return user_only ? c.rcu_sched_qs + kTicksPerPeriod * c.softirq.tick : 0;
+}
+}  // namespace
+
 Time rcu_settle_time(const SlubCostConfig& c) {
   Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
-  // Quiescent states from user space only: a period not in callback overload lasts until its
-  // holdouts are forced, jiffies_to_sched_qs after it started (models/rcu.h).
-  if (c.rcu_grace_period_from_ticks && c.rcu_tick_user_share >= 0.0 && c.rcu_sched_qs > 0)
-    period = c.rcu_sched_qs + kTicksPerPeriod * c.softirq.tick;
+  if (forced_period(c) > 0) period = forced_period(c);
   return period > 0 ? rcu_settle_periods(c) * period : 0;
 }
 
@@ -419,9 +425,9 @@ std::vector<std::string> window_warnings(const Job& job) {
   const char* periods = rcu_settle_periods(c) == kSettlePeriods ? "three" : "four";
   const std::string how =
       c.rcu_grace_period_from_ticks
-          ? (c.rcu_tick_user_share >= 0.0 && c.rcu_sched_qs > 0
+          ? (forced_period(c) > 0
                  ? fmt::format("{} grace periods of up to {} ms, until holdouts are forced", periods,
-                               to_us(c.rcu_sched_qs + kTicksPerPeriod * c.softirq.tick) / 1000.0)
+                               to_us(forced_period(c)) / 1000.0)
                  : fmt::format("{} grace periods of at least two {} us ticks", periods, to_us(c.softirq.tick)))
           : fmt::format("{} grace periods of {} us", periods, to_us(c.rcu_grace_period));
   if (job.warmup < settle)
