@@ -993,6 +993,50 @@ TEST_CASE("sheaf sequences: a flush finds lines a grace period old in the LLC wh
   CHECK(flush_time(dram, 64 << 20, 4) - flush_time(0, 64 << 20, 4) == hit);      // 4 in flight
 }
 
+TEST_CASE("sheaf sequences: a run of callbacks into one slab looks its struct slab up cold once per softirq turn") {
+  // cpu partial (no sheaves): each kfree_rcu'd object is one callback, which pays
+  // callback_cold_lines (here 2: the rcu_head and the struct slab) plus the free pointer's line
+  // (mid-object in a 256-byte object) as memory accesses, here 100 ns each; nothing else on
+  // this path reads memory_latency. With costs.rcu.callback_slab_line "cached", a callback into
+  // the slab the CPU's previous callback freed into, in the same softirq turn, skips the struct
+  // slab. Each tick here (tick 0: one round per call) is a turn of its own.
+  const Time dram = 100 * kNs;
+  auto callback_time = [&](Time latency, bool cached, const std::vector<int>& per_turn) {
+    Rig r(FrontendKind::CpuPartial, false, 10, 1 << 14, 10, latency, [&](Params& p) {
+      p.costs.rcu_callback_cold_lines = 2;
+      p.callback_slab_line_cached = cached;
+    });
+    REQUIRE(r.s().geo.objects == 16);
+    REQUIRE(r.s().sheaf_capacity == 0);
+    std::vector<void*> held;
+    for (int i = 0; i < 32; ++i) held.push_back(r.alloc(0));  // two slabs, in address order
+    REQUIRE(r.slab_of(held[0]) == r.slab_of(held[15]));
+    REQUIRE(r.slab_of(held[16]) != r.slab_of(held[15]));
+    Time spent = 0;
+    std::size_t next = 0;
+    for (int n : per_turn) {
+      for (int i = 0; i < n; ++i) r.kfree_rcu(0, held[next++]);
+      r.until_ready(0);
+      Time before = r.e(0).now();
+      r.tick(0);
+      REQUIRE(r.slub->rcu().pending(0).empty());
+      spent += r.e(0).now() - before;
+    }
+    held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(next));
+    r.release(held);
+    return spent;
+  };
+  auto cold = [&](bool cached, const std::vector<int>& per_turn) {
+    return callback_time(dram, cached, per_turn) - callback_time(0, cached, per_turn);
+  };
+  // One turn over both slabs: 32 callbacks x 3 lines; cached, the struct slab twice, not 32 times.
+  CHECK(cold(false, {32}) == 96 * dram);
+  CHECK(cold(true, {32}) == (96 - 30) * dram);
+  // The same slab over two turns: the second turn looks it up cold again.
+  CHECK(cold(false, {4, 4}) == 24 * dram);
+  CHECK(cold(true, {4, 4}) == (24 - 6) * dram);
+}
+
 TEST_CASE("sheaf sequences: a GFP_NOWAIT allocation never refills a sheaf without the nowait-refill patch") {
   // __pcs_replace_empty_main, can_alloc = gfpflags_allow_blocking(gfp) (6.18, 6.19, 7.0-rc1/rc2;
   // slub-algorithms.md §4.3 step 5): with main and spare empty and no full sheaf in the barn, a

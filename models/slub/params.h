@@ -154,6 +154,10 @@ struct Params {
   // costs.rcu.aged_lines: "llc" = models/slub/residency.h with the topology's LLC; "memory"
   // (false) = DRAM. A flush's stores overlap by costs.slub.aged_store_overlap in both.
   bool aged_lines_in_llc = false;
+  // costs.rcu.callback_slab_line "cached": a callback whose object lies in the slab the CPU's
+  // previous callback of the same cache freed into, within one softirq turn, finds that struct
+  // slab in its cache and pays one cold line fewer; "every" (false): every callback pays it.
+  bool callback_slab_line_cached = false;
   // costs.slub.freelist_lines: "writer" = a free pointer another CPU wrote last costs a walk the
   // transfer from that CPU (Slub::freelist_chase); "local" (false) = freelist_walk_per_object.
   bool freelist_lines_from_writer = false;

@@ -47,6 +47,7 @@ Slub::Slub(Shared& shared, Params params) : shared_(shared), p_(std::move(params
     caches_.push_back(std::move(s));
   }
   all_slabs_.resize(caches_.size());
+  callback_slab_seen_.assign(static_cast<std::size_t>(numa.nr_cpus) * caches_.size(), 0);
   const Features& f = p_.features;
   switch (f.frontend) {
     case FrontendKind::CpuPartialFrozen: fe_ = make_cpu_partial_frontend(*this, true); break;
@@ -285,6 +286,15 @@ Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
     // mid-object (calculate_sizes puts it at object_size / 2 for caches without a ctor or
     // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
     int lines = p_.costs.rcu_callback_cold_lines;
+    if (p_.callback_slab_line_cached && lines > 0) {
+      // Callbacks run in the order they were queued, so a CPU's frees of objects it allocated
+      // one after the other come in runs of one slab: after the run's first, its struct slab
+      // (looked up by virt_to_slab, written by the free before) is in this CPU's cache.
+      std::uint64_t& seen = callback_slab_seen_[static_cast<std::size_t>(e.cpu()) * caches_.size() +
+                                                static_cast<std::size_t>(s.index)];
+      if (seen == slab->id + 1) --lines;
+      else seen = slab->id + 1;
+    }
     bool to_slab = s.sheaf_capacity == 0 || slab->node != e.mem_node();
     if (to_slab && s.geo.offset >= kCacheLine) ++lines;
     e.spend(lines * aged_line(e, slab->node));
@@ -337,6 +347,11 @@ Co<void> Slub::rcu_tick(Exec& e) {
   const int cpu = e.cpu();
   const Softirq::Turn turn = softirq_.enter(cpu, e.now());
   const Time start = e.now();
+  if (p_.callback_slab_line_cached && turn != Softirq::Turn::None) {
+    // A new softirq turn: the task ran since the last one, so nothing is assumed cached.
+    const auto at = callback_slab_seen_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(cpu) * caches_.size());
+    std::fill(at, at + static_cast<std::ptrdiff_t>(caches_.size()), 0);
+  }
   if (rcu_.from_ticks() && (turn == Softirq::Turn::IrqExit || turn == Softirq::Turn::Ksoftirqd)) {
     // The tick's quiescent-state check (rcu_sched_clock_irq): the chance that it interrupted
     // code where it can report is the share of the last tick interval spent outside such code.

@@ -188,6 +188,9 @@ class Slub {
   Softirq softirq_;
   Co<void> rcu_round(Exec& e);
   Slab* callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb);
+  // Per CPU and cache: 1 + the id of the slab the CPU's last callback in this softirq turn freed
+  // into (0: none yet), for Params::callback_slab_line_cached.
+  std::vector<std::uint64_t> callback_slab_seen_;
   std::uint64_t next_slab_id_ = 0;
 };
 
