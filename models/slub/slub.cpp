@@ -287,9 +287,10 @@ Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
     // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
     int lines = p_.costs.rcu_callback_cold_lines;
     if (p_.callback_slab_line_cached && lines > 0) {
-      // Callbacks run in the order they were queued, so a CPU's frees of objects it allocated
-      // one after the other come in runs of one slab: after the run's first, its struct slab
-      // (looked up by virt_to_slab, written by the free before) is in this CPU's cache.
+      // Callbacks run in the order they were queued (kernel/rcu/tree.c rcu_do_batch), so a
+      // CPU's frees of objects it allocated one after the other come in runs of one slab: after
+      // the run's first, its struct slab (mm/slub.c 6.17 kmem_cache_free -> virt_to_slab,
+      // written by the free before) is in this CPU's cache.
       std::uint64_t& seen = callback_slab_seen_[static_cast<std::size_t>(e.cpu()) * caches_.size() +
                                                 static_cast<std::size_t>(s.index)];
       if (seen == slab->id + 1) --lines;

@@ -413,7 +413,7 @@ Time forced_period(const SlubCostConfig& c) {
 
 Time rcu_settle_time(const SlubCostConfig& c) {
   Time period = c.rcu_grace_period_from_ticks ? kTicksPerPeriod * c.softirq.tick : c.rcu_grace_period;
-  if (forced_period(c) > 0) period = forced_period(c);
+  if (const Time forced = forced_period(c); forced > 0) period = forced;
   return period > 0 ? rcu_settle_periods(c) * period : 0;
 }
 
@@ -423,11 +423,12 @@ std::vector<std::string> window_warnings(const Job& job) {
   std::vector<std::string> out;
   if (settle <= 0 || job.settle) return out;
   const char* periods = rcu_settle_periods(c) == kSettlePeriods ? "three" : "four";
+  const Time forced = forced_period(c);
   const std::string how =
       c.rcu_grace_period_from_ticks
-          ? (forced_period(c) > 0
+          ? (forced > 0
                  ? fmt::format("{} grace periods of up to {} ms, until holdouts are forced", periods,
-                               to_us(forced_period(c)) / 1000.0)
+                               to_us(forced) / 1000.0)
                  : fmt::format("{} grace periods of at least two {} us ticks", periods, to_us(c.softirq.tick)))
           : fmt::format("{} grace periods of {} us", periods, to_us(c.rcu_grace_period));
   if (job.warmup < settle)
