@@ -904,11 +904,11 @@ TEST_CASE("paths: page allocator under new slab and discard slab") {
   }
 }
 
-TEST_CASE("paths: the barn hands out its oldest sheaf") {
-  // D3: the kernel's barn lists are LIFO (list_add at the head, list_first_entry); the model's
-  // are FIFO. Two full sheaves go into the barn (S14 slow returns: S6 barn_put_full_sheaf); a
-  // prefill without a spare then takes one (S13 barn_get_full_or_empty_sheaf, BARN_GET): the
-  // model gives the one put in first, the kernel would give the one put in last.
+TEST_CASE("paths: the barn hands out the sheaf put in last") {
+  // The kernel's barn lists are LIFO (list_add at the head, list_first_entry), and so are the
+  // model's (D3 until 2026-12-07: FIFO). Two full sheaves go into the barn (S14 slow returns: S6
+  // barn_put_full_sheaf); a prefill without a spare then takes one (S13
+  // barn_get_full_or_empty_sheaf, BARN_GET): the one put in last.
   for (const auto& preset : sheaf_presets()) {
     Rig r(preset);
     auto prefill = [&](std::uint32_t n) { return run_now(r.slub->prefill_sheaf(r.e(), r.s(), n)); };
@@ -924,7 +924,7 @@ TEST_CASE("paths: the barn hands out its oldest sheaf") {
     Sheaf* got = nullptr;
     step(r, "S13 prefill (slow) from the barn", [&] { got = prefill(1); },
          {{Stat::SHEAF_PREFILL_SLOW, 1}, {Stat::BARN_GET, 1}}, {{barn_lock("barn_get_full_or_empty_sheaf"), 1}});
-    CHECK(got == b);  // the kernel: c
+    CHECK(got == c);
     CHECK(got->size() == kCap);
   }
 }

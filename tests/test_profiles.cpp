@@ -9,6 +9,7 @@
 #include "sim/run/job.h"
 #include "sim/run/report.h"
 #include "sim/validate/score.h"
+#include "sim/validate/validate.h"
 #include "sim/run/why.h"
 
 using namespace slubsim;
@@ -172,7 +173,7 @@ TEST_CASE("counters: experiment files give them per variant and task count, chec
       "key": "proc-vmstat.{N}.pgalloc_normal_per_op", "published": 0.05, "source": "lkp"}])");
   auto e = parse_experiment(d, "dir/x.json");
   REQUIRE(e.counters.size() == 1);
-  CHECK(e.counters[0].stats_key() == "proc-vmstat.8.pgalloc_normal_per_op");
+  CHECK(e.counters[0].stats_key(8) == "proc-vmstat.8.pgalloc_normal_per_op");
   auto bad = [&](const char* key, json value) {
     json x = d;
     x["counters"][0][key] = std::move(value);
@@ -200,6 +201,51 @@ TEST_CASE("counters: experiment files give them per variant and task count, chec
   CHECK(*t.median_factor == doctest::Approx(2.0));
   CHECK(*counter_totals({&zero}).median_factor == doctest::Approx(1000.0));
   CHECK_FALSE(counter_totals({&none}).median_factor);
+}
+
+TEST_CASE("counters: a whole-job counter over several task counts is their task-weighted mean") {
+  json d = with_profiles(json::array());
+  d.erase("profiles");
+  d["counters"] = json::parse(R"([{"variant": "a", "nr_task": [2, 8], "row": "involuntary switches over the job",
+      "key": "sched.{N}.involuntary_switches_per_task_sec", "published": 30, "source": "lkp"}])");
+  auto e = parse_experiment(d, "dir/x.json");
+  REQUIRE(e.counters.size() == 1);
+  CHECK(e.counters[0].nr_task == std::vector<int>{2, 8});
+  CHECK(e.counters[0].tasks_text() == "2+8");
+  auto bad = [&](json value, const char* key = "nr_task") {
+    json x = d;
+    x["counters"][0][key] = std::move(value);
+    return test::experiment_error_field(x);
+  };
+  CHECK(bad(json::array({2})) == "counters[0].nr_task");                 // a list names at least two
+  CHECK(bad(json::array({2, 2})) == "counters[0].nr_task[1]");           // each once
+  CHECK(bad(json::array({2, 16})) == "counters[0].nr_task[1]");          // each a row of the experiment
+  CHECK(bad(json::array({16, 2})) == "counters[0].nr_task");
+  CHECK(bad("proc-vmstat.{N}.pgalloc_normal_per_op", "key") == "counters[0].nr_task");  // per op: not averaged
+  CHECK(bad(8) == "");
+
+  // Scored from the variant's stats: (2 x 10 + 8 x 40) / 10 = 34; a key absent from a row counts 0.
+  auto run = [&](const std::string& name, json stats) {
+    VariantRun r;
+    r.experiment = &e;
+    r.variant = e.variant(name);
+    r.stats = std::move(stats);
+    return r;
+  };
+  const json cell = {{"will-it-scale.8.processes", 1000}};
+  json a = cell;
+  a["sched.2.involuntary_switches_per_task_sec"] = 10;
+  a["sched.8.involuntary_switches_per_task_sec"] = 40;
+  std::vector<VariantRun> runs = {run("a", a), run("b", cell)};
+  const std::vector<std::optional<Fit>> fits(1);
+  auto sc = score_experiment(e, runs, fits);
+  REQUIRE(sc.topologies.size() == 1);
+  REQUIRE(sc.topologies[0].counters.size() == 1);
+  CHECK(*sc.topologies[0].counters[0].simulated == doctest::Approx(34.0));
+  CHECK(sc.topologies[0].counters[0].fitted);  // a baseline of the calibration set
+  a.erase("sched.2.involuntary_switches_per_task_sec");  // lkp drops a key that is zero
+  runs = {run("a", a), run("b", cell)};
+  CHECK(*score_experiment(e, runs, fits).topologies[0].counters[0].simulated == doctest::Approx(32.0));
 }
 
 TEST_CASE("sensitivity: ratio of medians, slope through the origin and rank correlation") {

@@ -302,6 +302,7 @@ TEST_CASE("sheaf sequences: 7.0 first allocations on an empty CPU, then frees th
   //        __pcs_install_empty_sheaf with main and spare full: barn_put_full_sheaf(main) with the
   //        limit ignored (barn lock, BARN_PUT 1), main = the new sheaf       FREE_FASTPATH 1
   //  10-12 into main; 13 as 9 (a second full sheaf in the barn); 14-16 into main.
+  const std::vector<void*> freed = held;  // in free order
   for (int i = 1; i <= 16; ++i) {
     void* o = held[i - 1];
     held[i - 1] = nullptr;
@@ -335,6 +336,9 @@ TEST_CASE("sheaf sequences: 7.0 first allocations on an empty CPU, then frees th
     else
       step(r, "allocs from main and spare", [&] { held.push_back(r.alloc(0)); }, {{Stat::ALLOC_FASTPATH, 1}}, 0, 0);
   }
+  // The barn's lists are last in, first out (list_add at the head, list_first_entry): the sheaf
+  // taken is the one free 13 put (frees 9-12), not free 9's (frees 5-8); its top is free 12's.
+  CHECK(held[8] == freed[11]);
   CHECK(r.barn(0).nr_full() == 1);
   CHECK(r.barn(0).nr_empty() == 1);
   // Free them: 1 fills main (3 + 1), 2 swaps with the empty spare, 3-5 fill it; 6 finds both

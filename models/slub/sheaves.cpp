@@ -653,11 +653,13 @@ class Sheaves final : public Frontend {
     co_return sh;
   }
 
-  // list_add_tail: the sheaf's list node and the old last sheaf's.
-  Co<void> put_back(Exec& e, std::deque<Sheaf*>& list, Sheaf* sh) {
-    if (!list.empty()) co_await e.write(list.back()->line);
+  // list_add at the head, as every barn put does (6.18 barn_put_empty_sheaf, barn_put_full_sheaf,
+  // barn_replace_*_sheaf): the sheaf's list node and the old first sheaf's. With take_front the
+  // barn's lists are last in, first out.
+  Co<void> put_front(Exec& e, std::deque<Sheaf*>& list, Sheaf* sh) {
+    if (!list.empty()) co_await e.write(list.front()->line);
     co_await e.write(sh->line);
-    list.push_back(sh);
+    list.push_front(sh);
   }
 
   // barn_replace_empty_sheaf: a full sheaf for our empty one.
@@ -670,7 +672,7 @@ class Sheaves final : public Frontend {
     Sheaf* full = nullptr;
     if (!barn.full.empty()) {
       full = co_await take_front(e, barn.full);
-      co_await put_back(e, barn.empty, empty);
+      co_await put_front(e, barn.empty, empty);
       co_await e.write(barn.line);
       e.spend(c_.barn_op);
     }
@@ -726,7 +728,7 @@ class Sheaves final : public Frontend {
     int r = kENoMem;
     if (!barn.empty.empty()) {
       *empty = co_await take_front(e, barn.empty);
-      co_await put_back(e, barn.full, full);
+      co_await put_front(e, barn.full, full);
       co_await e.write(barn.line);
       e.spend(c_.barn_op);
       r = 0;
@@ -739,7 +741,7 @@ class Sheaves final : public Frontend {
     Frame frame(e, "barn_put_empty_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
-    co_await put_back(e, barn.empty, sh);
+    co_await put_front(e, barn.empty, sh);
     co_await e.write(barn.line);
     e.spend(c_.barn_op);
     co_await e.unlock(barn.lock);
@@ -749,7 +751,7 @@ class Sheaves final : public Frontend {
     Frame frame(e, "barn_put_full_sheaf");
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
-    co_await put_back(e, barn.full, sh);
+    co_await put_front(e, barn.full, sh);
     co_await e.write(barn.line);
     e.spend(c_.barn_op);
     co_await e.unlock(barn.lock);

@@ -240,7 +240,8 @@ void put_vmstat(json& out, const std::vector<RunResult>& rows) {
 }
 
 // Per row: context switches per second, all CPUs, from ksoftirqd's runs (to it and back: the
-// part of lkp's perf-stat.i.context-switches the model has) and ksoftirqd's time per run; the
+// part of lkp's perf-stat.i.context-switches the model has), the tasks' involuntary switches
+// per task and second, and ksoftirqd's time per run; the
 // mean grace period from ticks in the window; pages per counted operation (lkp's pgalloc_normal
 // over its run / the ops in it); RCU callbacks per operation and the share invoked in a
 // callback flood (sim/run/why.h CallbackLoad).
@@ -249,6 +250,13 @@ void put_row_rates(json& out, const std::vector<RunResult>& rows) {
     if (r.window > 0)
       out[fmt::format("sched.{}.ksoftirqd_context_switches_per_sec", r.nr_task)] =
           round_to(2.0 * static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window), 0);
+  // Involuntary switches of the benchmark's tasks, per task and second (lkp's
+  // time.involuntary_context_switches counts the benchmark's processes only): ksoftirqd takes
+  // the CPU from the task bound there once per run. The model has no other preempting thread.
+  for (const auto& r : rows)
+    if (r.window > 0 && r.nr_task > 0)
+      out[fmt::format("sched.{}.involuntary_switches_per_task_sec", r.nr_task)] =
+          round_to(static_cast<double>(r.ksoftirqd_runs) / to_sec(r.window) / r.nr_task, 2);
   for (const auto& r : rows) {
     const CallbackLoad c = callback_load({&r});
     if (c.ksoftirqd_runs) out[fmt::format("sched.{}.ksoftirqd_run_us", r.nr_task)] = round_to(to_us(c.mean_run()), 1);

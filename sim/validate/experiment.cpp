@@ -246,24 +246,36 @@ ExperimentCounter parse_counter(const JsonView& v) {
   ExperimentCounter c;
   c.field = v.path();
   c.variant = nonempty_str(v.at("variant"));
-  c.nr_task = static_cast<int>(v.at("nr_task").integer_in(1, 1 << 20));
   c.row = nonempty_str(v.at("row"));
   c.key = nonempty_str(v.at("key"));
-  // The rates the model reports for counters (sim/run/report.cpp), {N} for the task count.
-  static const std::vector<std::string> kCounterKeys = {"proc-vmstat.{N}.pgalloc_normal_per_op",
-                                                        "sched.{N}.ksoftirqd_context_switches_per_sec"};
   // And slabinfo's shares of one cache's SLUB_STATS: slabinfo.CACHE.QUANTITY.
   static const std::vector<std::string> kSlabinfo = {"alloc_fastpath_pct", "free_slowpath_pct", "alloc_from_partial_pct",
                                                      "cpu_partial_alloc_pct", "alloc_refill_pct"};
   const auto dot = c.key.rfind('.');
   const bool slabinfo = c.key.rfind("slabinfo.", 0) == 0 && dot != std::string::npos && dot > 9 &&
                         std::find(kSlabinfo.begin(), kSlabinfo.end(), c.key.substr(dot + 1)) != kSlabinfo.end();
-  if (!slabinfo && std::find(kCounterKeys.begin(), kCounterKeys.end(), c.key) == kCounterKeys.end())
+  const auto& keys = counter_keys();
+  if (!slabinfo && std::find(keys.begin(), keys.end(), c.key) == keys.end())
     v.at("key").fail(fmt::format("not a rate the model reports (one of: {}, or slabinfo.CACHE.{{{}}})",
-                                 fmt::join(kCounterKeys, ", "), fmt::join(kSlabinfo, ",")));
+                                 fmt::join(keys, ", "), fmt::join(kSlabinfo, ",")));
+  const JsonView n = v.at("nr_task");
+  if (n.raw().is_array()) {
+    if (n.size() < 2) n.fail("a list of task counts must name at least two (or give one as a number)");
+    if (!counter_key_per_task(c.key))
+      n.fail(fmt::format("a list of task counts is scored as their task-weighted mean, which only a rate per task "
+                         "and second may be ('{}' is not one)", c.key));
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const int t = static_cast<int>(n.at(i).integer_in(1, 1 << 20));
+      if (std::find(c.nr_task.begin(), c.nr_task.end(), t) != c.nr_task.end())
+        n.at(i).fail(fmt::format("{} is listed twice", t));
+      c.nr_task.push_back(t);
+    }
+  } else {
+    c.nr_task.push_back(static_cast<int>(n.integer_in(1, 1 << 20)));
+  }
   c.published = v.at("published").positive_number();
   c.source = nonempty_str(v.at("source"));
-  if (auto n = v.find("note")) c.note = n->str();
+  if (auto nt = v.find("note")) c.note = nt->str();
   return c;
 }
 
@@ -392,7 +404,11 @@ Experiment parse_experiment(const json& doc, const std::string& file) {
   if (auto cs = root.find("counters"))
     for (std::size_t i = 0; i < cs->size(); ++i) {
       auto c = parse_counter(cs->at(i));
-      check_state(cs->at(i), c.variant, c.nr_task);
+      check_state(cs->at(i), c.variant, c.nr_task.front());
+      const JsonView n = cs->at(i).at("nr_task");
+      for (std::size_t k = 1; k < c.nr_task.size(); ++k)
+        if (std::find(e.nr_task.begin(), e.nr_task.end(), c.nr_task[k]) == e.nr_task.end())
+          n.at(k).fail(fmt::format("{} is not one of the experiment's task counts", c.nr_task[k]));
       e.counters.push_back(std::move(c));
     }
 
@@ -484,11 +500,23 @@ std::vector<Experiment> load_experiments(const std::string& dir_or_file, const s
   return out;
 }
 
-std::string ExperimentCounter::stats_key() const {
+std::string ExperimentCounter::stats_key(int nr) const {
   std::string k = key;
-  const std::string n = std::to_string(nr_task);
+  const std::string n = std::to_string(nr);
   for (auto p = k.find("{N}"); p != std::string::npos; p = k.find("{N}", p + n.size())) k.replace(p, 3, n);
   return k;
 }
+
+std::string ExperimentCounter::tasks_text() const { return fmt::format("{}", fmt::join(nr_task, "+")); }
+
+// The rates sim/run/report.cpp puts in stats.json for counters to name.
+const std::vector<std::string>& counter_keys() {
+  static const std::vector<std::string> keys = {"proc-vmstat.{N}.pgalloc_normal_per_op",
+                                                "sched.{N}.ksoftirqd_context_switches_per_sec",
+                                                "sched.{N}.involuntary_switches_per_task_sec"};
+  return keys;
+}
+
+bool counter_key_per_task(const std::string& key) { return key == "sched.{N}.involuntary_switches_per_task_sec"; }
 
 }  // namespace slubsim

@@ -122,15 +122,23 @@ struct ExperimentProfile {
 // derived to a rate the model reports): compared as a ratio, simulated / published.
 struct ExperimentCounter {
   std::string variant;
-  int nr_task = 0;
+  // The rows the published figure covers: one task count, or several for a whole-job counter
+  // (lkp's time.* over runtest.py's runs of equal length), scored as their task-weighted mean.
+  std::vector<int> nr_task;
   std::string row;   // what was published, as text
   std::string key;   // the stats.json key with "{N}" for the task count
   double published = 0;
   std::string source;
   std::string note;
   std::string field;
-  std::string stats_key() const;  // key with {N} replaced
+  std::string stats_key(int n) const;  // key with {N} replaced by n
+  std::string tasks_text() const;      // "64" or "64+128+192"
 };
+
+// The stats.json rates a counter may name, {N} for the task count; the ones that are per task
+// and second, which alone may be taken over several rows.
+const std::vector<std::string>& counter_keys();
+bool counter_key_per_task(const std::string& key);
 
 // How a window reads in reports: "window 12ms after 150ms warm-up", or the settle rule's.
 std::string window_text(const std::string& duration, const std::string& warmup);

@@ -244,8 +244,9 @@ std::string counters_md(const std::vector<CounterScore>& cs) {
   std::string out = "| counter | state | tasks | published | simulated | ratio | source |\n|---|---|---|---|---|---|---|\n";
   for (const auto& c : cs) {
     const auto& k = *c.counter;
-    out += fmt::format("| {} (`{}`) | {} ({}) | {} | {:.4g} | {} | {} | {} |\n", md_escape(k.row), k.stats_key(), k.variant,
-                       c.fitted ? "baseline: may calibrate" : "predicted", k.nr_task, k.published,
+    out += fmt::format("| {} (`{}`) | {} ({}) | {} | {:.4g} | {} | {} | {} |\n", md_escape(k.row),
+                       k.nr_task.size() == 1 ? k.stats_key(k.nr_task.front()) : k.key, k.variant,
+                       c.fitted ? "baseline: may calibrate" : "predicted", k.tasks_text(), k.published,
                        c.simulated ? fmt::format("{:.4g}", *c.simulated) : "n/a",
                        c.ratio() ? fmt::format("{:.2f}", *c.ratio()) : "n/a",
                        md_escape(k.source) + (k.note.empty() ? "" : ". " + md_escape(k.note)));
@@ -256,9 +257,10 @@ std::string counters_md(const std::vector<CounterScore>& cs) {
 json counter_json(const CounterScore& c) {
   json j = json::object();
   j["row"] = c.counter->row;
-  j["key"] = c.counter->stats_key();
-  j["variant"] = c.counter->variant;
-  j["nr_task"] = c.counter->nr_task;
+  const auto& k = *c.counter;
+  j["key"] = k.nr_task.size() == 1 ? k.stats_key(k.nr_task.front()) : k.key;
+  j["variant"] = k.variant;
+  j["nr_task"] = k.nr_task.size() == 1 ? json(k.nr_task.front()) : json(k.nr_task);
   j["fitted"] = c.fitted;
   j["published"] = c.counter->published;
   j["simulated"] = c.simulated ? json(*c.simulated) : json(nullptr);

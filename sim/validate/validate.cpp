@@ -442,18 +442,28 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
       t.profiles.push_back(std::move(ps));
     }
     for (const auto& ctr : e.counters) {
-      const auto [st, fitted, row_here] = state(ctr.variant, ctr.nr_task);
       CounterScore cs;
       cs.counter = &ctr;
-      cs.fitted = fitted;
-      if (row_here) {
+      cs.fitted = state(ctr.variant, ctr.nr_task.front()).fitted;
+      // One row: its rate. Several (a whole-job counter, per task and second): their mean
+      // weighted by task count, as runtest.py's runs of equal length add up.
+      double sum = 0, weight = 0;
+      bool here = true;
+      for (int n : ctr.nr_task) {
+        const auto [st, fitted, row_here] = state(ctr.variant, n);
+        if (!row_here) {
+          here = false;
+          break;
+        }
         // The key is one the model reports (checked when the file is read); lkp drops a key that
         // is zero in every run, so an absent key is 0.
-        auto it = st->find(ctr.stats_key());
+        auto it = st->find(ctr.stats_key(n));
         if (it != st->end() && !it->is_number())
-          throw std::logic_error("a counter key in stats.json is not a number: " + ctr.stats_key());
-        cs.simulated = it == st->end() ? 0.0 : it->get<double>();
+          throw std::logic_error("a counter key in stats.json is not a number: " + ctr.stats_key(n));
+        sum += (it == st->end() ? 0.0 : it->get<double>()) * n;
+        weight += n;
       }
+      if (here) cs.simulated = sum / weight;
       t.counters.push_back(cs);
     }
     if (e.fit_from && ti < fits.size() && fits[ti])
