@@ -509,14 +509,20 @@ std::string ExperimentCounter::stats_key(int nr) const {
 
 std::string ExperimentCounter::tasks_text() const { return fmt::format("{}", fmt::join(nr_task, "+")); }
 
+std::string ExperimentCounter::shown_key() const { return nr_task.size() == 1 ? stats_key(nr_task.front()) : key; }
+
+namespace {
+// The one rate per task and second (sim/run/report.cpp), which alone may be taken over rows.
+constexpr const char* kPerTaskKey = "sched.{N}.involuntary_switches_per_task_sec";
+}  // namespace
+
 // The rates sim/run/report.cpp puts in stats.json for counters to name.
 const std::vector<std::string>& counter_keys() {
   static const std::vector<std::string> keys = {"proc-vmstat.{N}.pgalloc_normal_per_op",
-                                                "sched.{N}.ksoftirqd_context_switches_per_sec",
-                                                "sched.{N}.involuntary_switches_per_task_sec"};
+                                                "sched.{N}.ksoftirqd_context_switches_per_sec", kPerTaskKey};
   return keys;
 }
 
-bool counter_key_per_task(const std::string& key) { return key == "sched.{N}.involuntary_switches_per_task_sec"; }
+bool counter_key_per_task(const std::string& key) { return key == kPerTaskKey; }
 
 }  // namespace slubsim

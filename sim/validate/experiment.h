@@ -133,6 +133,7 @@ struct ExperimentCounter {
   std::string field;
   std::string stats_key(int n) const;  // key with {N} replaced by n
   std::string tasks_text() const;      // "64" or "64+128+192"
+  std::string shown_key() const;       // the stats key of one row, or the key with {N} for several
 };
 
 // The stats.json rates a counter may name, {N} for the task count; the ones that are per task

@@ -245,7 +245,7 @@ std::string counters_md(const std::vector<CounterScore>& cs) {
   for (const auto& c : cs) {
     const auto& k = *c.counter;
     out += fmt::format("| {} (`{}`) | {} ({}) | {} | {:.4g} | {} | {} | {} |\n", md_escape(k.row),
-                       k.nr_task.size() == 1 ? k.stats_key(k.nr_task.front()) : k.key, k.variant,
+                       k.shown_key(), k.variant,
                        c.fitted ? "baseline: may calibrate" : "predicted", k.tasks_text(), k.published,
                        c.simulated ? fmt::format("{:.4g}", *c.simulated) : "n/a",
                        c.ratio() ? fmt::format("{:.2f}", *c.ratio()) : "n/a",
@@ -258,7 +258,7 @@ json counter_json(const CounterScore& c) {
   json j = json::object();
   j["row"] = c.counter->row;
   const auto& k = *c.counter;
-  j["key"] = k.nr_task.size() == 1 ? k.stats_key(k.nr_task.front()) : k.key;
+  j["key"] = k.shown_key();
   j["variant"] = k.variant;
   j["nr_task"] = k.nr_task.size() == 1 ? json(k.nr_task.front()) : json(k.nr_task);
   j["fitted"] = c.fitted;
