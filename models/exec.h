@@ -5,7 +5,11 @@
 //
 //   exec.spend(t)                 CPU-private work: advances this CPU's clock, never suspends
 //   co_await exec.read(line)      a load of a shared line
-//   co_await exec.write(line)     a store / locked RMW of a shared line (cmpxchg, atomic add)
+//   co_await exec.write(line)     a locked RMW of a shared line (cmpxchg, atomic add), or a store
+//                                 that must land before the path goes on
+//   co_await exec.store(line)     a plain store (list pointers, counters under a lock): with the
+//                                 driver's posted stores it retires into the store buffer and
+//                                 the path goes on; otherwise as write()
 //   co_await exec.lock(l)         queued spinlock (spin_lock / spin_lock_irqsave)
 //   co_await exec.trylock(l)      -> bool
 //   co_await exec.unlock(l)
@@ -40,6 +44,7 @@ struct RwsemId {
 enum class Req : std::uint8_t {
   Read,
   Write,
+  Store,
   SpinLock,
   SpinTrylock,
   SpinUnlock,
@@ -146,6 +151,10 @@ class Exec {
   // (0 when owner is this CPU or unknown, and under drivers that price no sharing). For data
   // only one CPU reaches at a time, such as a free pointer on a slab's freelist, so it needs no
   // ordering against other CPUs (unlike read()).
+  // True when the driver posts plain stores (store() does not wait for its line). A path that
+  // must load a line before storing to it (list_del reads the entry's neighbours) then loads it
+  // first; with stalling stores the store's own transfer stands for that load.
+  virtual bool stores_posted() const { return false; }
   virtual Time line_from(int owner, int home_node) const {
     (void)owner;
     (void)home_node;
@@ -200,6 +209,7 @@ class Exec {
 
   Awaiter read(LineId l) { return {this, {Req::Read, l.v}}; }
   Awaiter write(LineId l) { return {this, {Req::Write, l.v}}; }
+  Awaiter store(LineId l) { return {this, {Req::Store, l.v}}; }
   Awaiter lock(SpinLockId l) { return {this, {Req::SpinLock, l.v}}; }
   Awaiter trylock(SpinLockId l) { return {this, {Req::SpinTrylock, l.v}}; }
   Awaiter unlock(SpinLockId l) { return {this, {Req::SpinUnlock, l.v}}; }

@@ -70,7 +70,8 @@ class ImmediateExec final : public Exec {
       case Req::SpinTrylock: result_ = shared_.lock(r.id, cpu_, true); break;
       case Req::SpinUnlock: shared_.unlock(r.id, cpu_); break;
       case Req::Read:
-      case Req::Write: ++shared_.line_accesses; break;
+      case Req::Write:
+      case Req::Store: ++shared_.line_accesses; break;
       default: break;
     }
     return true;

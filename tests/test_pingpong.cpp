@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <vector>
 
 #include "helpers.h"
 #include "sim/engine/cpu.h"
@@ -155,4 +156,83 @@ TEST_CASE("ping-pong: Exec::line_from prices a line another CPU wrote by the sam
   CHECK(e.line_from(64, 1) == lat(Distance::SocketRemoteHome));
   // The one-way figure of the ping-pong above and line_from agree for each class.
   CHECK(static_cast<double>(e.line_from(1, 0)) == doctest::Approx(one_way(t, c, 0, 1, 0)).epsilon(0.02));
+}
+
+namespace {
+
+// CPU `me` takes lock l, stores to the lines it is given, releases l; `after` is its clock then.
+Co<void> store_under_lock(Exec& e, SpinLockId l, std::vector<LineId> lines, Time* after) {
+  co_await e.lock(l);
+  for (LineId x : lines) co_await e.store(x);
+  co_await e.unlock(l);
+  *after = e.now();
+}
+
+Co<void> take_lock_at(Exec& e, SpinLockId l, Time start, Time* got) {
+  e.spend(start);
+  co_await e.lock(l);
+  *got = e.now();
+  co_await e.unlock(l);
+}
+
+}  // namespace
+
+TEST_CASE("posted stores: a plain store does not hold up its CPU; the lock's release waits for it") {
+  auto m = preset("small-2s-8c");
+  const Time hop = m.transfer(6, 0, 0);  // lines last written on the other socket
+  for (bool posted : {false, true}) {
+    INFO("posted " << posted);
+    auto c = default_costs();
+    REQUIRE(c.posted_stores);  // the default since 2026-12-07
+    c.posted_stores = posted;
+    Engine engine;
+    World world(m, c);
+    const SpinLockId l = world.new_spinlock("test", "l", 0, Reach::Shared);
+    const LineId a = world.new_line("a", 0), b = world.new_line("b", 0);
+    world.line(world.lock_line(l)).owner = 0;
+    world.line(a).owner = 6;
+    world.line(b).owner = 7;
+    Cpu c0(0, 0, 0, engine, world), c1(1, 0, 0, engine, world);
+    Time after = 0, got = 0;
+    c0.start(store_under_lock(c0, l, {a, b}, &after), 0);
+    c1.start(take_lock_at(c1, l, 50 * kPs, &got), 0);  // waits while CPU 0 holds it
+    engine.run();
+    REQUIRE(c0.finished());
+    REQUIRE(c1.finished());
+    if (posted) {
+      // CPU 0 went on after two L1-speed stores; the two lines' transfers ran side by side...
+      CHECK(after < hop);
+      // ...and the lock reached CPU 1 only after both had landed.
+      CHECK(got >= hop);
+      CHECK(got < 2 * hop + 2 * m.transfer(0, 1, 0) + hop / 2);
+    } else {
+      // Each store waited for its line in turn.
+      CHECK(after >= 2 * hop);
+      CHECK(got >= 2 * hop);
+    }
+  }
+}
+
+TEST_CASE("posted stores: a locked RMW waits until the CPU's earlier stores have landed") {
+  auto m = preset("small-2s-8c");
+  auto c = default_costs();
+  c.posted_stores = true;
+  Engine engine;
+  World world(m, c);
+  const LineId far = world.new_line("far", 0), own = world.new_line("own", 0);
+  world.line(far).owner = 6;
+  world.line(own).owner = 0;
+  Cpu c0(0, 0, 0, engine, world);
+  Time stored = 0, rmw = 0;
+  auto path = [&](Exec& e) -> Co<void> {
+    co_await e.store(far);
+    stored = e.now();
+    co_await e.write(own);  // a cmpxchg of a line it already owns
+    rmw = e.now();
+  };
+  c0.start(path(c0), 0);
+  engine.run();
+  REQUIRE(c0.finished());
+  CHECK(stored == c.cache_hit);
+  CHECK(rmw == m.transfer(6, 0, 0) + c.atomic_local);
 }

@@ -201,6 +201,30 @@ TEST_CASE("counters: experiment files give them per variant and task count, chec
   CHECK(*t.median_factor == doctest::Approx(2.0));
   CHECK(*counter_totals({&zero}).median_factor == doctest::Approx(1000.0));
   CHECK_FALSE(counter_totals({&none}).median_factor);
+
+  // A one-row counter is scored by the row's figure as stats.json has it, bit for bit
+  // (0.00152 x 6 / 6 is not 0.00152 in binary floating point).
+  json d6 = d;
+  d6["nr_task"] = {2, 6};
+  d6["cells"][0]["metric"] = "will-it-scale.6.processes";
+  d6["counters"][0]["nr_task"] = 6;
+  auto e6 = parse_experiment(d6, "dir/x.json");
+  const double v = 0.00152;
+  REQUIRE(v * 6 / 6 != v);
+  auto run = [&](const std::string& name, json stats) {
+    VariantRun r;
+    r.experiment = &e6;
+    r.variant = e6.variant(name);
+    r.stats = std::move(stats);
+    return r;
+  };
+  json a = {{"will-it-scale.6.processes", 1000}, {"proc-vmstat.6.pgalloc_normal_per_op", v}};
+  std::vector<VariantRun> runs = {run("a", a), run("b", {{"will-it-scale.6.processes", 1000}})};
+  const std::vector<std::optional<Fit>> fits(1);
+  auto sc = score_experiment(e6, runs, fits);
+  REQUIRE(sc.topologies.size() == 1);
+  REQUIRE(sc.topologies[0].counters.size() == 1);
+  CHECK(*sc.topologies[0].counters[0].simulated == v);
 }
 
 TEST_CASE("counters: a whole-job counter over several task counts is their task-weighted mean") {

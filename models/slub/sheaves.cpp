@@ -383,7 +383,7 @@ class Sheaves final : public Frontend {
         std::deque<Sheaf*> full, empty;
         full.swap(barn.full);
         empty.swap(barn.empty);
-        co_await e.write(barn.line);
+        co_await e.store(barn.line);
         co_await e.unlock(barn.lock);
         for (Sheaf* sh : full) {
           co_await flush_sheaf(e, s, sh);
@@ -648,8 +648,10 @@ class Sheaves final : public Frontend {
   Co<Sheaf*> take_front(Exec& e, std::deque<Sheaf*>& list) {
     Sheaf* sh = list.front();
     list.pop_front();
-    co_await e.write(sh->line);
-    if (!list.empty()) co_await e.write(list.front()->line);
+    // list_del: a load of the entry's neighbours, then stores to the entry and the next one.
+    if (e.stores_posted()) co_await e.read(sh->line);
+    co_await e.store(sh->line);
+    if (!list.empty()) co_await e.store(list.front()->line);
     co_return sh;
   }
 
@@ -657,8 +659,8 @@ class Sheaves final : public Frontend {
   // barn_replace_*_sheaf): the sheaf's list node and the old first sheaf's. With take_front the
   // barn's lists are last in, first out.
   Co<void> put_front(Exec& e, std::deque<Sheaf*>& list, Sheaf* sh) {
-    if (!list.empty()) co_await e.write(list.front()->line);
-    co_await e.write(sh->line);
+    if (!list.empty()) co_await e.store(list.front()->line);
+    co_await e.store(sh->line);
     list.push_front(sh);
   }
 
@@ -673,7 +675,7 @@ class Sheaves final : public Frontend {
     if (!barn.full.empty()) {
       full = co_await take_front(e, barn.full);
       co_await put_front(e, barn.empty, empty);
-      co_await e.write(barn.line);
+      co_await e.store(barn.line);
       e.spend(c_.barn_op);
     }
     co_await e.unlock(barn.lock);
@@ -689,7 +691,7 @@ class Sheaves final : public Frontend {
     Sheaf* sh = nullptr;
     if (!barn.empty.empty()) {
       sh = co_await take_front(e, barn.empty);
-      co_await e.write(barn.line);
+      co_await e.store(barn.line);
       e.spend(c_.barn_op);
     }
     co_await e.unlock(barn.lock);
@@ -709,7 +711,7 @@ class Sheaves final : public Frontend {
       sh = co_await take_front(e, barn.empty);
     }
     if (sh) {
-      co_await e.write(barn.line);
+      co_await e.store(barn.line);
       e.spend(c_.barn_op);
     }
     co_await e.unlock(barn.lock);
@@ -729,7 +731,7 @@ class Sheaves final : public Frontend {
     if (!barn.empty.empty()) {
       *empty = co_await take_front(e, barn.empty);
       co_await put_front(e, barn.full, full);
-      co_await e.write(barn.line);
+      co_await e.store(barn.line);
       e.spend(c_.barn_op);
       r = 0;
     }
@@ -742,7 +744,7 @@ class Sheaves final : public Frontend {
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
     co_await put_front(e, barn.empty, sh);
-    co_await e.write(barn.line);
+    co_await e.store(barn.line);
     e.spend(c_.barn_op);
     co_await e.unlock(barn.lock);
   }
@@ -752,7 +754,7 @@ class Sheaves final : public Frontend {
     AccountScope slow(e, Account::SlabSlow);
     co_await e.lock(barn.lock);
     co_await put_front(e, barn.full, sh);
-    co_await e.write(barn.line);
+    co_await e.store(barn.line);
     e.spend(c_.barn_op);
     co_await e.unlock(barn.lock);
   }

@@ -255,7 +255,9 @@ class SlabLayer final : public Frontend {
     Slab* slab = n.partial_head;
     void* obj = nullptr;
     if (slab) {
-      co_await e.write(slab->line);
+      // Plain loads and stores of the slab's freelist and inuse under list_lock.
+      if (e.stores_posted()) co_await e.read(slab->line);
+      co_await e.store(slab->line);
       obj = slab->freelist;
       // The popped object's free pointer, under list_lock: priced only as the writer's line
       // (under "local" it is part of the lock hold's price, as before the switch).

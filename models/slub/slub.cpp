@@ -579,9 +579,9 @@ Co<void> Slub::discard_slab(Exec& e, KmemCache& s, Slab* slab) {
 Co<void> Slub::add_partial(Exec& e, KmemCacheNode& n, Slab* slab, bool tail) {
   Slab* neighbour = tail ? n.partial_tail : n.partial_head;
   shared_.set_line_reach(slab->line, -1);  // listed: any CPU on the node may take it now
-  co_await e.write(n.line);  // nr_partial, list head
-  co_await e.write(slab->line);
-  if (neighbour) co_await e.write(neighbour->line);
+  co_await e.store(n.line);  // nr_partial, list head
+  co_await e.store(slab->line);
+  if (neighbour) co_await e.store(neighbour->line);
   e.spend(p_.costs.list_op);
   slab->prev = slab->next_node = nullptr;
   if (!n.partial_head) {
@@ -600,10 +600,12 @@ Co<void> Slub::add_partial(Exec& e, KmemCacheNode& n, Slab* slab, bool tail) {
 }
 
 Co<void> Slub::remove_partial(Exec& e, KmemCacheNode& n, Slab* slab) {
-  co_await e.write(n.line);
-  co_await e.write(slab->line);
-  if (slab->prev) co_await e.write(slab->prev->line);
-  if (slab->next_node) co_await e.write(slab->next_node->line);
+  // list_del: a load of the slab's list node, then stores to it and its neighbours.
+  if (e.stores_posted()) co_await e.read(slab->line);
+  co_await e.store(n.line);
+  co_await e.store(slab->line);
+  if (slab->prev) co_await e.store(slab->prev->line);
+  if (slab->next_node) co_await e.store(slab->next_node->line);
   e.spend(p_.costs.list_op);
   if (slab->prev) slab->prev->next_node = slab->next_node;
   else n.partial_head = slab->next_node;

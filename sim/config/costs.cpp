@@ -13,6 +13,7 @@ Costs parse_costs(const json& doc, const std::string& file, std::shared_ptr<Read
   c.line_residency = from_ns(root.at("line_residency_us").sourced_value() * 1000.0);
   if (c.line_residency < 0) root.at("line_residency_us").at("value").fail("must not be negative");
   c.parallel_reads = root.at("line_reads").two_way("serial", "parallel");
+  c.posted_stores = root.at("stores").two_way("stall", "posted");
   auto q = root.at("qspinlock");
   auto model = q.at("handoff");
   model.at("source").str();

@@ -23,6 +23,9 @@ struct Costs {
   double handoff_alpha = 1;  // Handoff::Alpha only
   bool contender_rmw = false;  // contenders' RMWs of the lock word steal its line (opt-in)
   bool parallel_reads = false; // reads of a line wait for its last write, not for each other
+  // Plain stores (Exec::store) retire into the store buffer: the CPU goes on; its locked RMWs
+  // and its releasing stores wait until every earlier store has landed (x86-TSO).
+  bool posted_stores = false;
   Time rwsem_wakeup = 0;     // wake-up of a task sleeping on an rwsem until it runs
 };
 

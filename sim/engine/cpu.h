@@ -51,6 +51,7 @@ class Cpu final : public Exec, public Process {
   void fire() override;
 
   Time line_from(int owner, int home_node) const override;
+  bool stores_posted() const override { return world_.costs().posted_stores; }
 
  protected:
   bool begin(const Request& req) override;

@@ -140,6 +140,7 @@ Outcome World::spin_lock(Cpu& cpu, QSpinLock& l, Time t, bool try_only) {
   Line& word = lines_[l.line];
   int c = cpu.cpu();
   if (l.holder == c) throw std::logic_error("spinlock taken twice by one CPU (self-deadlock)");
+  if (c_.posted_stores) t = drained(c, t);  // the acquiring cmpxchg is a locked RMW
   if (l.holder < 0) {
     bool bounce = word.owner >= 0 && word.owner != c;
     Time done = coh_.write(word, c, t);
@@ -171,11 +172,14 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   int c = cpu.cpu();
   if (l.holder != c) throw std::logic_error("spin_unlock by a CPU that does not hold the lock");
   Line& word = lines_[l.line];
-  l.stat.at_time(*grid_, l.held_since).held(t - l.held_since);
+  // The releasing store lands after the holder's earlier stores (posted stores); the releaser
+  // goes on at t either way.
+  const Time released = c_.posted_stores ? drained(c, t) : t;
+  l.stat.at_time(*grid_, l.held_since).held(released - l.held_since);
   if (l.queue.empty()) {
     // The releasing store: pays for invalidating pollers, but the releaser does not wait.
     word.spinner = -1;
-    coh_.write(word, c, t);
+    coh_.write(word, c, released);
     l.holder = -1;
     return t;
   }
@@ -185,18 +189,18 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
   const int after = l.queue.empty() ? -1 : l.queue.front().cpu->cpu();
   Time at = 0;
   if (c_.handoff == Costs::Handoff::Mcs) {
-    at = mcs_handoff(l, word, c, next, t);
+    at = mcs_handoff(l, word, c, next, released);
   } else {
     // The releasing store needs the word back if a contender took it since the holder's last
     // touch (only with contender_rmw); the head waiter then reads it: the hand-off.
-    Time start = c_.contender_rmw && word.owner != c ? coh_.write(word, c, t) : t;
+    Time start = c_.contender_rmw && word.owner != c ? coh_.write(word, c, released) : released;
     at = start + handoff(c, n, word);
     word.spinner = after;
     coh_.take(word, n, at);
   }
   l.holder = n;
   l.held_since = at;
-  count_handoff(l.stat.at_time(*grid_, next.since), at - next.since, at - t);
+  count_handoff(l.stat.at_time(*grid_, next.since), at - next.since, at - released);
   next.cpu->grant(at, true);
   return t;
 }
@@ -209,7 +213,11 @@ Time World::spin_unlock(Cpu& cpu, QSpinLock& l, Time t) {
 //  2. the head waiter's poll (atomic_cond_read_acquire) misses and re-reads the word, once it
 //     polls at all: a head that got headship by an MCS node write polls from when that landed;
 //  3. it sets the locked byte (set_locked), taking the line back from the releaser; the new
-//     holder enters its critical section when this lands;
+//     holder enters its critical section when this lands. With posted stores (Costs) it enters
+//     at once when waiters queue behind it: set_locked (and, on the pending path,
+//     clear_pending_set_locked) is a plain store that retires into its store buffer; the last
+//     waiter's exchange (atomic_try_cmpxchg_relaxed when the tail is its own) is a locked RMW
+//     and waits for the line as before;
 //  4. with another waiter queued behind it, it passes on MCS headship
 //     (arch_mcs_spin_unlock_contended) by a release store to that waiter's queue node, a line
 //     last written by that waiter. The new holder does not wait for that store: it only decides
@@ -224,6 +232,15 @@ Time World::mcs_handoff(QSpinLock& l, Line& word, int holder, const LockWaiter& 
   if (!l.queue.empty()) {
     LockWaiter& next = l.queue.front();
     const int after = next.cpu->cpu();
+    if (c_.posted_stores) {
+      // set_locked and the MCS node store sit in the new holder's store buffer; it goes on.
+      // Stores land in program order: the node's after set_locked.
+      next.polls_from = std::max(at, coh_.write(mcs_node(after), h, seen));
+      Time& d = drained_at_[static_cast<std::size_t>(h)];
+      d = std::max(d, next.polls_from);
+      word.spinner = after;
+      return seen + c_.cache_hit;
+    }
     next.polls_from = coh_.write(mcs_node(after), h, at);
     word.spinner = after;
   }

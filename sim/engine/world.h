@@ -2,6 +2,7 @@
 // queued spinlocks and rwsems. Implements the models' Shared registry, and grants the requests
 // that CPUs make (sim/engine/cpu.h), always in global simulated-time order.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
@@ -34,7 +35,8 @@ struct Options {
 
 class World : public Shared {
  public:
-  World(const Machine& m, const Costs& c, Options o = {}) : m_(m), c_(c), coh_(m, c), o_(o) {}
+  World(const Machine& m, const Costs& c, Options o = {})
+      : m_(m), c_(c), coh_(m, c), o_(o), drained_at_(static_cast<std::size_t>(m.nr_cpus), 0) {}
 
   LineId new_line(std::string_view cls, int home_node, Reach reach = Reach::Shared) override;
   SpinLockId new_spinlock(std::string_view cls, std::string_view instance, int home_node, Reach reach) override;
@@ -48,7 +50,8 @@ class World : public Shared {
     ++requests_;
     switch (r.kind) {
       case Req::Read: return {true, coh_.read(lines_[r.id], c, t)};
-      case Req::Write: return {true, coh_.write(lines_[r.id], c, t)};
+      case Req::Write: return {true, coh_.write(lines_[r.id], c, c_.posted_stores ? drained(c, t) : t)};
+      case Req::Store: return {true, c_.posted_stores ? post(c, lines_[r.id], t) : coh_.write(lines_[r.id], c, t)};
       case Req::SpinLock: return spin_lock(cpu, locks_[r.id], t, false);
       case Req::SpinTrylock: return spin_lock(cpu, locks_[r.id], t, true);
       case Req::SpinUnlock: return {true, spin_unlock(cpu, locks_[r.id], t)};
@@ -103,12 +106,23 @@ class World : public Shared {
   std::uint32_t line_of(const Request& r) const {
     switch (r.kind) {
       case Req::Read:
-      case Req::Write: return r.id;
+      case Req::Write:
+      case Req::Store: return r.id;
       case Req::SpinLock:
       case Req::SpinTrylock:
       case Req::SpinUnlock: return locks_[r.id].line;
       default: return rwsems_[r.id].line;
     }
+  }
+  // Posted stores (Costs::posted_stores; x86-TSO): a plain store retires into the CPU's store
+  // buffer and the CPU goes on; its line's transfer runs from the issue, and stores land in
+  // program order, so the buffer has drained when the last of them has landed. A locked RMW
+  // (cmpxchg, xchg, a lock's acquisition) waits for the drain; a releasing store lands after it.
+  Time drained(int cpu, Time t) const { return std::max(t, drained_at_[static_cast<std::size_t>(cpu)]); }
+  Time post(int cpu, Line& l, Time t) {
+    Time& d = drained_at_[static_cast<std::size_t>(cpu)];
+    d = std::max(d, coh_.write(l, cpu, t));
+    return t + c_.cache_hit;
   }
   // The first touch of a one-CPU object binds it to its CPU; a second CPU is an error.
   [[gnu::noinline]] bool claim_one_cpu(int cpu, const Request& r);
@@ -128,6 +142,7 @@ class World : public Shared {
   Options o_;
   std::vector<Line> lines_;
   std::vector<Line> mcs_nodes_;  // one per CPU, made on the first contended hand-off
+  std::vector<Time> drained_at_;  // per CPU: when its store buffer has drained (posted stores)
   std::vector<QSpinLock> locks_;
   std::vector<Rwsem> rwsems_;
   std::vector<std::string> classes_;

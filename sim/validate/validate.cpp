@@ -460,7 +460,13 @@ ExperimentScore score_experiment(const Experiment& e, const std::vector<VariantR
         auto it = st->find(ctr.stats_key(n));
         if (it != st->end() && !it->is_number())
           throw std::logic_error("a counter key in stats.json is not a number: " + ctr.stats_key(n));
-        sum += (it == st->end() ? 0.0 : it->get<double>()) * n;
+        const double v = it == st->end() ? 0.0 : it->get<double>();
+        if (ctr.nr_task.size() == 1) {
+          sum = v;  // one row: its rate as stats.json has it (v * n / n can differ in the last bit)
+          weight = 1;
+          break;
+        }
+        sum += v * n;
         weight += n;
       }
       if (here) cs.simulated = sum / weight;
