@@ -32,6 +32,15 @@ json with_profiles(const json& profiles) {
   return d;
 }
 
+// One variant's run of experiment e, with the stats.json it scored.
+VariantRun variant_run(const Experiment& e, const std::string& name, json stats) {
+  VariantRun r;
+  r.experiment = &e;
+  r.variant = e.variant(name);
+  r.stats = std::move(stats);
+  return r;
+}
+
 ProfileRow row(std::vector<std::string> under, std::string in = "", std::vector<std::string> not_under = {},
                std::string lock = "") {
   ProfileRow r;
@@ -211,13 +220,7 @@ TEST_CASE("counters: experiment files give them per variant and task count, chec
   auto e6 = parse_experiment(d6, "dir/x.json");
   const double v = 0.00152;
   REQUIRE(v * 6 / 6 != v);
-  auto run = [&](const std::string& name, json stats) {
-    VariantRun r;
-    r.experiment = &e6;
-    r.variant = e6.variant(name);
-    r.stats = std::move(stats);
-    return r;
-  };
+  auto run = [&](const std::string& name, json stats) { return variant_run(e6, name, std::move(stats)); };
   json a = {{"will-it-scale.6.processes", 1000}, {"proc-vmstat.6.pgalloc_normal_per_op", v}};
   std::vector<VariantRun> runs = {run("a", a), run("b", {{"will-it-scale.6.processes", 1000}})};
   const std::vector<std::optional<Fit>> fits(1);
@@ -249,13 +252,7 @@ TEST_CASE("counters: a whole-job counter over several task counts is their task-
   CHECK(bad(8) == "");
 
   // Scored from the variant's stats: (2 x 10 + 8 x 40) / 10 = 34; a key absent from a row counts 0.
-  auto run = [&](const std::string& name, json stats) {
-    VariantRun r;
-    r.experiment = &e;
-    r.variant = e.variant(name);
-    r.stats = std::move(stats);
-    return r;
-  };
+  auto run = [&](const std::string& name, json stats) { return variant_run(e, name, std::move(stats)); };
   const json cell = {{"will-it-scale.8.processes", 1000}};
   json a = cell;
   a["sched.2.involuntary_switches_per_task_sec"] = 10;

@@ -236,8 +236,7 @@ Time World::mcs_handoff(QSpinLock& l, Line& word, int holder, const LockWaiter& 
       // set_locked and the MCS node store sit in the new holder's store buffer; it goes on.
       // Stores land in program order: the node's after set_locked.
       next.polls_from = std::max(at, coh_.write(mcs_node(after), h, seen));
-      Time& d = drained_at_[static_cast<std::size_t>(h)];
-      d = std::max(d, next.polls_from);
+      buffered(h, next.polls_from);
       word.spinner = after;
       return seen + c_.cache_hit;
     }

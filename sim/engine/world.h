@@ -119,9 +119,13 @@ class World : public Shared {
   // program order, so the buffer has drained when the last of them has landed. A locked RMW
   // (cmpxchg, xchg, a lock's acquisition) waits for the drain; a releasing store lands after it.
   Time drained(int cpu, Time t) const { return std::max(t, drained_at_[static_cast<std::size_t>(cpu)]); }
-  Time post(int cpu, Line& l, Time t) {
+  // A store of `cpu`'s that lands at `at` (no earlier than the ones before it).
+  void buffered(int cpu, Time at) {
     Time& d = drained_at_[static_cast<std::size_t>(cpu)];
-    d = std::max(d, coh_.write(l, cpu, t));
+    d = std::max(d, at);
+  }
+  Time post(int cpu, Line& l, Time t) {
+    buffered(cpu, coh_.write(l, cpu, t));
     return t + c_.cache_hit;
   }
   // The first touch of a one-CPU object binds it to its CPU; a second CPU is an error.
