@@ -18,7 +18,7 @@ vendor"): what the scoreboard would be if a box's contended transfers cost a dif
 its measured idle core-to-core latency. The latencies are class-1 hardware facts (VALIDATION.md);
 a factor here is never a model input and is never fitted. Then, for example:
 
-    slubsim validate --home OUT_HOME --calibrate --fits OUT_HOME/fits --out OUT_HOME/cal
+    slubsim validate --home OUT_HOME --calibrate --fits OUT_HOME/fits   # the class-4 fits again
     slubsim validate --home OUT_HOME --fits OUT_HOME/fits --out OUT_HOME/results
 
 Bad input: `whatif-transfers: error: WHAT: what is wrong`, exit code 2, and OUT_HOME not created.
