@@ -56,7 +56,7 @@ def parse_scale(text):
     return glob, factor
 
 
-def scaled(topology, path, factor, note):
+def scale_transfers(topology, path, factor, note):
     latency = topology.get("latency_ns")
     if not isinstance(latency, dict):
         raise InputError(f"{path}: latency_ns: missing or not an object")
@@ -74,7 +74,6 @@ def scaled(topology, path, factor, note):
                 raise InputError(f"{path}: latency_ns.{name}.range: expected [low, high]")
             entry["range"] = [min(rng[0], value), max(rng[1], value)]
         entry["source"] = f"{note} of: {entry.get('source', '')}"
-    return topology
 
 
 def build(out_home, scales, from_home):
@@ -108,9 +107,9 @@ def build(out_home, scales, from_home):
                 except json.JSONDecodeError as e:
                     raise InputError(f"{os.path.join(topo_dir, n)}: not JSON ({e})") from None
             note = f"WHAT-IF (tools/whatif-transfers.py): x{factor:g}"
-            scaled(topology, os.path.join(topo_dir, n), factor, note)
+            scale_transfers(topology, os.path.join(topo_dir, n), factor, note)
             with open(path, "w") as f:
-                json.dump(topology, f, indent=2, sort_keys=False)
+                json.dump(topology, f, indent=2)
                 f.write("\n")
         os.makedirs(os.path.join(work, "fits"))
         os.rename(work, out_home)
