@@ -43,6 +43,15 @@ struct RcuBatchLimits {
   std::size_t time_limit_above = 100;
 };
 
+// Callback floods over a run (RcuQueue::flood_history): CPUs that entered one, the first and the
+// last entry, floods that ended, the longest queue a CPU held, and qhimark to read it against.
+struct FloodHistory {
+  int cpus = 0;
+  Time first = 0, last = 0;
+  std::uint64_t exits = 0;
+  std::size_t queue_peak = 0, qhimark = 0;
+};
+
 // Grace periods from ticks (kernel/rcu/tree.c with PREEMPT_RCU, rcu_flavor_sched_clock_irq):
 // a grace period ends when every CPU that runs a task has reported a quiescent state. A CPU
 // first notices a new grace period at a tick, and reports at a later tick that finds it outside
@@ -219,7 +228,11 @@ class RcuQueue {
     if (q.segs.empty() || q.segs.back().ready != ready || q.segs.back().gp != gp) q.segs.push_back({ready, gp, 0});
     ++q.segs.back().count;
     q.cbs.push_back(cb);
-    if (q.cbs.size() > limits_.qhimark) q.flood = true;  // __call_rcu_core
+    if (q.cbs.size() > q.peak) q.peak = q.cbs.size();
+    if (!q.flood && q.cbs.size() > limits_.qhimark) {  // __call_rcu_core
+      q.flood = true;
+      if (q.first_flood < 0) q.first_flood = now;
+    }
     if (overload_mark_ > 0 && q.cbs.size() == overload_mark_) ticks_.overload(+1);
   }
   // How many of `cpu`'s callbacks to invoke at a softirq point at `now` (rcu_do_batch's bl,
@@ -239,7 +252,10 @@ class RcuQueue {
   }
   void batch_done(int cpu) {
     CpuQueue& q = per_cpu_[static_cast<std::size_t>(cpu)];
-    if (q.flood && q.cbs.size() <= limits_.qlowmark) q.flood = false;
+    if (q.flood && q.cbs.size() <= limits_.qlowmark) {
+      q.flood = false;
+      ++flood_exits_;
+    }
   }
   // Callbacks of `cpu` whose grace period ended by `now`, oldest first.
   bool ready(int cpu, Time now) const {
@@ -274,6 +290,22 @@ class RcuQueue {
   // callback flood (queue past qhimark, so rcu_do_batch's limit was DEFAULT_MAX_RCU_BLIMIT).
   std::uint64_t invoked() const { return invoked_; }
   std::uint64_t invoked_in_flood() const { return invoked_in_flood_; }
+  // Over the whole run, warm-up included (a flood is entered once and, under a steady stream of
+  // callbacks, lasts: rcu_do_batch restores blimit only at qlowmark): how many CPUs entered one,
+  // the first and last of those entries, how many floods ended, and the longest queue any CPU held.
+  FloodHistory flood_history() const {
+    FloodHistory h;
+    h.qhimark = limits_.qhimark;
+    h.exits = flood_exits_;
+    for (const CpuQueue& q : per_cpu_) {
+      h.queue_peak = std::max(h.queue_peak, q.peak);
+      if (q.first_flood < 0) continue;
+      if (h.cpus == 0 || q.first_flood < h.first) h.first = q.first_flood;
+      h.last = std::max(h.last, q.first_flood);
+      ++h.cpus;
+    }
+    return h;
+  }
 
  private:
   // Consecutive callbacks of one CPU that wait for the same grace period.
@@ -288,12 +320,14 @@ class RcuQueue {
     mutable std::size_t ready_segs = 0;  // a prefix of segs known ready
     mutable std::size_t ready = 0;       // their callbacks still queued
     bool flood = false;
+    Time first_flood = -1;  // when its queue first passed qhimark (-1: never)
+    std::size_t peak = 0;   // its longest queue
   };
   bool is_ready(const Segment& g, Time now) const {
     return from_ticks_ ? g.gp <= ticks_.completed(now) : g.ready <= now;
   }
   std::vector<CpuQueue> per_cpu_;
-  std::uint64_t invoked_ = 0, invoked_in_flood_ = 0;
+  std::uint64_t invoked_ = 0, invoked_in_flood_ = 0, flood_exits_ = 0;
   bool from_ticks_ = false;
   Time tick_ = 0;
   int report_ticks_ = 0;  // 0: callbacks get their period as they are queued

@@ -7,6 +7,7 @@
 #include "helpers.h"
 #include "sim/run/point_store.h"
 #include "sim/run/report.h"
+#include "sim/run/why.h"
 
 using namespace slubsim;
 namespace fs = std::filesystem;
@@ -35,6 +36,7 @@ TEST_CASE("point store: every RunResult field round-trips through JSON") {
       }
   CHECK(stdout_stats(job, copy).dump() == stdout_stats(job, whole).dump());
   CHECK(format_table(job, copy) == format_table(job, whole));
+  CHECK(format_why(job, copy) == format_why(job, whole));  // the callback floods' record among it
 }
 
 TEST_CASE("point store: a damaged slab_reuse list is refused, naming the field") {

@@ -88,6 +88,41 @@ TEST_CASE("rcu: with acceleration at the report, callbacks queued after a CPU re
   CHECK(t.ready(0, 8000));
 }
 
+TEST_CASE("rcu: flood_history says when each CPU entered its flood, how many ended and the longest queue") {
+  const Time g = 1000;
+  RcuQueue q;
+  q.init(3, g, RcuBatchLimits{.blimit = 10, .divisor = 7, .qhimark = 300, .qlowmark = 10, .flood_blimit = 1000});
+  FloodHistory none = q.flood_history();
+  CHECK(none.cpus == 0);
+  CHECK(none.queue_peak == 0);
+  CHECK(none.qhimark == 300);
+  // CPU 0 passes qhimark with its 301st callback at t = 500, CPU 1 at t = 700; CPU 2 holds 50.
+  for (int i = 0; i < 301; ++i) q.call_rcu(0, i < 300 ? 100 : 500, {RcuCallback::FreeObject, 0, nullptr});
+  for (int i = 0; i < 320; ++i) q.call_rcu(1, i < 300 ? 100 : 700, {RcuCallback::FreeObject, 0, nullptr});
+  for (int i = 0; i < 50; ++i) q.call_rcu(2, 100, {RcuCallback::FreeObject, 0, nullptr});
+  FloodHistory h = q.flood_history();
+  CHECK(h.cpus == 2);
+  CHECK(h.first == 500);
+  CHECK(h.last == 700);
+  CHECK(h.exits == 0);
+  CHECK(h.queue_peak == 320);
+  // CPU 0 works its queue down to qlowmark: its flood ends; a second flood later does not move
+  // the time of its first.
+  CHECK(q.batch(0, 2000) == 301);
+  for (int i = 0; i < 290; ++i) q.pop(0);
+  q.batch_done(0);
+  CHECK(q.flood_history().exits == 0);  // 11 left, above qlowmark
+  q.pop(0);
+  q.batch_done(0);
+  CHECK(q.flood_history().exits == 1);
+  for (int i = 0; i < 400; ++i) q.call_rcu(0, 2500, {RcuCallback::FreeObject, 0, nullptr});
+  h = q.flood_history();
+  CHECK(h.cpus == 2);
+  CHECK(h.first == 500);
+  CHECK(h.exits == 1);
+  CHECK(h.queue_peak == 410);  // 10 left and 400 more
+}
+
 TEST_CASE("rcu: rcu_do_batch invokes max(blimit, ready >> divisor) per round, more in a callback flood") {
   const Time g = 1000;
   RcuQueue q;

@@ -322,5 +322,12 @@ TEST_CASE("why: the RCU callbacks' line, over a row's runs") {
   CHECK(std::regex_search(why, std::regex("\n    rcu callbacks: [0-9.]+ per op; [0-9]+% of their time \\(spin apart\\) in "
                                           "ksoftirqd, [0-9]+% at tick irq exits; ksoftirqd got a CPU [0-9.]+ times per task "
                                           "CPU per second, [0-9.]+ ms a run; [0-9.]+% invoked in a callback flood \\(queue "
-                                          "past qhimark\\)\n")));
+                                          "past qhimark\\)\n      callback floods: (none|[0-9]+ of 8 task CPUs entered one, "
+                                          "[0-9.]+ to [0-9.]+ ms into the run, (none|[0-9]+) ended); longest queue [0-9]+ \\(qhimark "
+                                          "10000\\)\n")));
+  // The floods' record runs from the start to the window's end, warm-up included.
+  CHECK(row.rcu_floods.cpus <= 8);
+  CHECK(row.rcu_floods.qhimark == 10000);
+  CHECK(row.rcu_floods.queue_peak > 0);
+  if (row.rcu_floods.cpus > 0) CHECK(row.rcu_floods.last <= row.end_time);
 }

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFormat = 4;  // the store's layout version (4: RCU callbacks invoked, and in a flood): a store of another version is refused
+constexpr int kFormat = 5;  // the store's layout version (4: RCU callbacks invoked, and in a flood; 5: the floods entered): a store of another version is refused
 // 3: a point's window and settle report
 // 2 (2026-12-01): host seconds left the index for points/host.json, so that an index is a
 // deterministic function of the job and its finished points
@@ -202,6 +202,15 @@ void visit(SettleReport& x, F& f) {
   f("reason", x.reason);
 }
 template <class F>
+void visit(FloodHistory& x, F& f) {
+  f("cpus", x.cpus);
+  f("first", x.first);
+  f("last", x.last);
+  f("exits", x.exits);
+  f("queue_peak", x.queue_peak);
+  f("qhimark", x.qhimark);
+}
+template <class F>
 void visit(CacheReport& x, F& f);
 template <class F>
 void visit(RunResult& x, F& f) {
@@ -227,6 +236,7 @@ void visit(RunResult& x, F& f) {
   f("grace_periods", x.grace_periods);
   f("rcu_callbacks", x.rcu_callbacks);
   f("rcu_flood_callbacks", x.rcu_flood_callbacks);
+  f("rcu_floods", x.rcu_floods);
   f("trace_skipped_frees", x.trace_skipped_frees);
   f("per_op", x.per_op);
   f("interval", x.interval);

@@ -27,6 +27,7 @@ struct SlubSnapshot {
   std::vector<slub::StatCounters> stats;
   std::vector<slub::ReuseCounters> reuse;
   std::uint64_t pgalloc = 0, pgfree = 0, ksoftirqd = 0, grace_periods = 0, callbacks = 0, flood_callbacks = 0;
+  FloodHistory floods;
 };
 
 SlubSnapshot snapshot(const slub::Slub* slub) {
@@ -42,6 +43,7 @@ SlubSnapshot snapshot(const slub::Slub* slub) {
   s.grace_periods = slub->grace_periods_ended();
   s.callbacks = slub->rcu().invoked();
   s.flood_callbacks = slub->rcu().invoked_in_flood();
+  s.floods = slub->rcu().flood_history();
   return s;
 }
 
@@ -377,7 +379,8 @@ Simulation::TaskSums Simulation::sum_tasks(IntervalRange win, Time window) {
 }
 
 // The allocator's cumulative counters as differences across the window: SLUB_STATS and slab reuse per cache,
-// pages, ksoftirqd's runs, grace periods, RCU callbacks invoked (and in a flood).
+// pages, ksoftirqd's runs, grace periods, RCU callbacks invoked (and in a flood); the floods
+// entered from the run's start to the window's end.
 void Simulation::window_counters() {
   if (!slub_) return;
   const SlubSnapshot& begin = window_.at_begin;
@@ -392,6 +395,7 @@ void Simulation::window_counters() {
   r_.grace_periods = end.grace_periods - begin.grace_periods;
   r_.rcu_callbacks = end.callbacks - begin.callbacks;
   r_.rcu_flood_callbacks = end.flood_callbacks - begin.flood_callbacks;
+  r_.rcu_floods = end.floods;
 }
 
 // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.

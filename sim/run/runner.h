@@ -142,6 +142,7 @@ struct RunResult {
   std::uint64_t grace_periods = 0;    // grace periods that ended in the window (from ticks only)
   std::uint64_t rcu_callbacks = 0;        // RCU callbacks invoked in the window, all CPUs
   std::uint64_t rcu_flood_callbacks = 0;  // of them, invoked while their CPU was in a callback flood
+  FloodHistory rcu_floods;                // the floods entered from the run's start to the window's end
   std::uint64_t trace_skipped_frees = 0;  // replay: frees whose allocation had not happened yet
   // Slab traffic per counted operation, per cache the program uses: alloc, free, kfree_rcu.
   std::vector<std::pair<std::string, std::array<double, 3>>> per_op;

@@ -76,12 +76,22 @@ LockLoad lock_load(const std::vector<const RunResult*>& runs, const std::string&
 // RCU callbacks over a row's runs: how many per operation, where their time went (the softirq
 // at a tick's irq exit or ksoftirqd), how often ksoftirqd got a CPU and for how long, and the
 // share invoked in a callback flood (the CPU's queue past qhimark, so rcu_do_batch's limit is
-// DEFAULT_MAX_RCU_BLIMIT; kernel/rcu/tree.c). The regime these describe decides when frees
-// happen, so a row's slab pages and list_lock load follow it.
+// DEFAULT_MAX_RCU_BLIMIT; kernel/rcu/tree.c), with when the CPUs entered their floods and the
+// longest queue against qhimark: a flood, once entered, lasts (rcu_do_batch restores blimit only
+// at qlowmark), so whether a row floods is often decided in its first two grace periods. The
+// regime these describe decides when frees happen, so a row's slab pages and list_lock load
+// follow it.
 struct CallbackLoad {
   std::uint64_t callbacks = 0, in_flood = 0, ksoftirqd_runs = 0, ops = 0;
   Time irq_exit = 0, ksoftirqd = 0;  // task time in callbacks: at tick irq exits, in ksoftirqd
   Time cpu_time = 0;                 // the runs' windows x their tasks (the CPUs that run them)
+  // Floods from the runs' start to their windows' end: CPUs that entered one (of task_cpus, the
+  // CPUs that run tasks, runs summed), the earliest and latest entry, floods that ended, the
+  // longest queue any CPU held and qhimark.
+  int flood_cpus = 0, task_cpus = 0;
+  Time first_flood = 0, last_flood = 0;
+  std::uint64_t flood_exits = 0;
+  std::size_t queue_peak = 0, qhimark = 0;
   double per_op() const;             // callbacks per counted operation
   double flood_share() const;        // of callbacks, 0..1
   double ksoftirqd_share() const;    // of the callbacks' time, 0..1
