@@ -50,6 +50,17 @@ struct FloodHistory {
   Time first = 0, last = 0;
   std::uint64_t exits = 0;
   std::size_t queue_peak = 0, qhimark = 0;
+  // Another CPU's or run's record beside this one: entries counted, the earliest and latest kept.
+  void merge(const FloodHistory& o) {
+    if (o.cpus > 0) {
+      first = cpus ? std::min(first, o.first) : o.first;
+      last = cpus ? std::max(last, o.last) : o.last;
+      cpus += o.cpus;
+    }
+    exits += o.exits;
+    queue_peak = std::max(queue_peak, o.queue_peak);
+    qhimark = std::max(qhimark, o.qhimark);
+  }
 };
 
 // Grace periods from ticks (kernel/rcu/tree.c with PREEMPT_RCU, rcu_flavor_sched_clock_irq):
@@ -298,11 +309,8 @@ class RcuQueue {
     h.qhimark = limits_.qhimark;
     h.exits = flood_exits_;
     for (const CpuQueue& q : per_cpu_) {
-      h.queue_peak = std::max(h.queue_peak, q.peak);
-      if (q.first_flood < 0) continue;
-      if (h.cpus == 0 || q.first_flood < h.first) h.first = q.first_flood;
-      h.last = std::max(h.last, q.first_flood);
-      ++h.cpus;
+      const bool entered = q.first_flood >= 0;
+      h.merge({entered ? 1 : 0, entered ? q.first_flood : 0, entered ? q.first_flood : 0, 0, q.peak, 0});
     }
     return h;
   }

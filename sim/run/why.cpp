@@ -215,16 +215,8 @@ CallbackLoad callback_load(const std::vector<const RunResult*>& runs) {
     c.in_flood += r->rcu_flood_callbacks;
     c.ksoftirqd_runs += r->ksoftirqd_runs;
     c.cpu_time += r->window * static_cast<Time>(r->task_time.size());
-    const FloodHistory& f = r->rcu_floods;
+    c.floods.merge(r->rcu_floods);
     c.task_cpus += static_cast<int>(r->task_time.size());
-    if (f.cpus > 0) {
-      c.first_flood = c.flood_cpus ? std::min(c.first_flood, f.first) : f.first;
-      c.last_flood = std::max(c.last_flood, f.last);
-      c.flood_cpus += f.cpus;
-    }
-    c.flood_exits += f.exits;
-    c.queue_peak = std::max(c.queue_peak, f.queue_peak);
-    c.qhimark = std::max(c.qhimark, f.qhimark);
   }
   return c;
 }
@@ -234,16 +226,17 @@ namespace {
 // "      callback floods: 64 of 64 task CPUs entered one, 7.7 to 7.9 ms into the run, none ended;
 // longest queue 10412 (qhimark 10000)": from the runs' start, warm-up included.
 std::string flood_line(const CallbackLoad& c) {
-  if (!c.qhimark) return "";
+  const FloodHistory& f = c.floods;
+  if (!f.qhimark) return "";
   std::string out = "      callback floods: ";
-  if (!c.flood_cpus) {
+  if (!f.cpus) {
     out += "none";
   } else {
-    out += fmt::format("{} of {} task CPUs entered one, {:.1f} to {:.1f} ms into the run, ", c.flood_cpus, c.task_cpus,
-                       to_us(c.first_flood) / 1000.0, to_us(c.last_flood) / 1000.0);
-    out += c.flood_exits ? fmt::format("{} ended", c.flood_exits) : std::string("none ended");
+    out += fmt::format("{} of {} task CPUs entered one, {:.1f} to {:.1f} ms into the run, ", f.cpus, c.task_cpus,
+                       to_us(f.first) / 1000.0, to_us(f.last) / 1000.0);
+    out += f.exits ? fmt::format("{} ended", f.exits) : std::string("none ended");
   }
-  return out + fmt::format("; longest queue {} (qhimark {})\n", c.queue_peak, c.qhimark);
+  return out + fmt::format("; longest queue {} (qhimark {})\n", f.queue_peak, f.qhimark);
 }
 
 // "    rcu callbacks: 1.00 per op; 83% of their time (spin apart) in ksoftirqd, 17% at tick irq exits; ksoftirqd

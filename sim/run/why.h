@@ -85,13 +85,10 @@ struct CallbackLoad {
   std::uint64_t callbacks = 0, in_flood = 0, ksoftirqd_runs = 0, ops = 0;
   Time irq_exit = 0, ksoftirqd = 0;  // task time in callbacks: at tick irq exits, in ksoftirqd
   Time cpu_time = 0;                 // the runs' windows x their tasks (the CPUs that run them)
-  // Floods from the runs' start to their windows' end: CPUs that entered one (of task_cpus, the
-  // CPUs that run tasks, runs summed), the earliest and latest entry, floods that ended, the
-  // longest queue any CPU held and qhimark.
-  int flood_cpus = 0, task_cpus = 0;
-  Time first_flood = 0, last_flood = 0;
-  std::uint64_t flood_exits = 0;
-  std::size_t queue_peak = 0, qhimark = 0;
+  // Floods from the runs' start to their windows' end, runs merged; of task_cpus, the CPUs that
+  // run tasks, runs summed.
+  FloodHistory floods;
+  int task_cpus = 0;
   double per_op() const;             // callbacks per counted operation
   double flood_share() const;        // of callbacks, 0..1
   double ksoftirqd_share() const;    // of the callbacks' time, 0..1
