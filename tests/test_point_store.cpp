@@ -50,6 +50,16 @@ TEST_CASE("point store: a damaged slab_reuse list is refused, naming the field")
   bad = j;
   bad["slab_reuse"][0] = json::array({1, 2});
   CHECK_THROWS_WITH_AS(run_result_from_json(bad, "point.json"), doctest::Contains("slab_reuse"), ConfigError);
+  // A damaged value inside a struct is named by its path.
+  bad = j;
+  bad["rcu_floods"]["cpus"] = "x";
+  CHECK_THROWS_WITH_AS(run_result_from_json(bad, "point.json"), doctest::Contains("expected an integer"), ConfigError);
+  try {
+    run_result_from_json(bad, "point.json");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "point.json");
+    CHECK(e.field() == "rcu_floods.cpus");
+  }
   // A point written before the counters existed reads as none.
   bad = j;
   bad.erase("slab_reuse");

@@ -73,7 +73,12 @@ struct Reader {
   void operator()(const char* name, V& v) const {
     auto it = in.find(name);
     if (it == in.end()) throw ConfigError(file, name, "missing field (a damaged point file)");
-    decode(*it, v, file);
+    try {
+      decode(*it, v, file);
+    } catch (const ConfigError& e) {
+      // Name the field, its path within the struct that holds it first: "rcu_floods.cpus".
+      throw ConfigError(file, e.field().empty() ? name : fmt::format("{}.{}", name, e.field()), e.problems().front().message);
+    }
   }
   [[noreturn]] static void bad(const std::string& file, const char* what) {
     throw ConfigError(file, "", fmt::format("expected {} (a damaged point file)", what));
