@@ -1041,6 +1041,47 @@ TEST_CASE("sheaf sequences: a run of callbacks into one slab looks its struct sl
   CHECK(cold(true, {4, 4}) == (24 - 6) * dram);
 }
 
+TEST_CASE("sheaf sequences: a callback's cold lines fetched together cost one line, two past a slab's first page") {
+  // 32 kfree_rcu'd objects of a cache without sheaves, each one callback that pays
+  // callback_cold_lines (2: the rcu_head and the struct slab) and, going back to its slab, the
+  // free pointer's line mid-object: 3 memory accesses in turn ("serial"). With
+  // costs.rcu.callback_line_fetch "together" their addresses all come from the callback's pointer
+  // and are in flight at once: one access, or two for an object past its slab's first page, whose
+  // struct slab is found through its own page's compound_head. A cache whose free pointer shares
+  // the rcu_head's line pays 2 in turn.
+  const Time dram = 100 * kNs;
+  auto cold = [&](bool together, std::uint32_t size, int order) {
+    auto callback_time = [&](Time latency) {
+      Rig r(FrontendKind::CpuPartial, false, 10, 1 << 14, 10, latency, [&](Params& p) {
+        p.caches[0].object_size = size;
+        p.caches[0].order = order;
+        p.costs.rcu_callback_cold_lines = 2;
+        p.callback_lines_together = together;
+      });
+      REQUIRE(r.s().sheaf_capacity == 0);
+      REQUIRE((r.s().geo.offset >= kCacheLine) == (size > 128));
+      REQUIRE(r.s().geo.order == order);
+      std::vector<void*> held;
+      for (int i = 0; i < 32; ++i) held.push_back(r.alloc(0));
+      for (void* p : held) r.kfree_rcu(0, p);
+      r.until_ready(0);
+      Time before = r.e(0).now();
+      r.tick(0);
+      REQUIRE(r.slub->rcu().pending(0).empty());
+      return r.e(0).now() - before;
+    };
+    return callback_time(dram) - callback_time(0);
+  };
+  // Order 0: every object in its slab's first page.
+  CHECK(cold(false, 256, 0) == 32 * 3 * dram);
+  CHECK(cold(true, 256, 0) == 32 * dram);
+  CHECK(cold(false, 64, 0) == 32 * 2 * dram);
+  CHECK(cold(true, 64, 0) == 32 * dram);
+  // Order 1, 256-byte objects: one slab of 32, 16 to a page, so half lie past its first page.
+  CHECK(cold(false, 256, 1) == 32 * 3 * dram);
+  CHECK(cold(true, 256, 1) == (16 * 1 + 16 * 2) * dram);
+}
+
 TEST_CASE("sheaf sequences: a GFP_NOWAIT allocation never refills a sheaf without the nowait-refill patch") {
   // __pcs_replace_empty_main, can_alloc = gfpflags_allow_blocking(gfp) (6.18, 6.19, 7.0-rc1/rc2;
   // slub-algorithms.md §4.3 step 5): with main and spare empty and no full sheaf in the barn, a

@@ -286,6 +286,7 @@ Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
     // mid-object (calculate_sizes puts it at object_size / 2 for caches without a ctor or
     // SLAB_TYPESAFE_BY_RCU): the locked cmpxchg of __slab_free / the cpu freelist waits for it.
     int lines = p_.costs.rcu_callback_cold_lines;
+    bool slab_cached = false;
     if (p_.callback_slab_line_cached && lines > 0) {
       // Callbacks run in the order they were queued (kernel/rcu/tree.c rcu_do_batch), so a
       // CPU's frees of objects it allocated one after the other come in runs of one slab: after
@@ -293,11 +294,23 @@ Slab* Slub::callback_slab(Exec& e, KmemCache& s, const RcuCallback& cb) {
       // written by the free before) is in this CPU's cache.
       std::uint64_t& seen = callback_slab_seen_[static_cast<std::size_t>(e.cpu()) * caches_.size() +
                                                 static_cast<std::size_t>(s.index)];
-      if (seen == slab->id + 1) --lines;
+      slab_cached = seen == slab->id + 1;
+      if (slab_cached) --lines;
       else seen = slab->id + 1;
     }
     bool to_slab = s.sheaf_capacity == 0 || slab->node != e.mem_node();
     if (to_slab && s.geo.offset >= kCacheLine) ++lines;
+    // "together": every one of these addresses comes from the callback's pointer alone (the
+    // rcu_head is in the object, the free pointer at a fixed offset in it, the object's struct
+    // page at arithmetic distance through the vmemmap), so an out-of-order core has them in
+    // flight at once (kernel/rcu/tree.c rcu_do_batch; mm/slub.c 6.17 kmem_cache_free). Only
+    // virt_to_slab chains two: an object past the slab's first page finds its struct slab
+    // through its own page's compound_head, a second line after the first unless the struct
+    // slab is cached. So a callback waits one line, or two for such an object.
+    if (p_.callback_lines_together && lines > 1) {
+      const std::size_t byte = slab->host_offset(cb.ptr) / kHostObjectBytes * s.geo.size;
+      lines = !slab_cached && byte >= kPageSize ? 2 : 1;
+    }
     e.spend(lines * aged_line(e, slab->node));
   }
   return slab;

@@ -90,6 +90,7 @@ SlubCostConfig parse_slub_costs(const json& doc, const std::string& file, std::s
   c.rcu_grace_period_from_ticks = rcu.at("grace_period_model").two_way("fixed", "ticks");
   c.aged_lines_in_llc = rcu.at("aged_lines").two_way("memory", "llc");
   c.callback_slab_line_cached = rcu.at("callback_slab_line").two_way("every", "cached");
+  c.callback_lines_together = rcu.at("callback_line_fetch").two_way("serial", "together");
   c.costs.call_rcu = rcu.at("call_rcu_ns").time_ns();
   c.costs.rcu_callback = rcu.at("callback_ns").time_ns();
   c.costs.rcu_callback_cold_lines =
@@ -247,6 +248,7 @@ slub::Params slub_params(const Machine& m, const Kernel& k, const std::vector<sl
   p.rcu_report_ticks = costs.rcu_report_ticks;
   p.aged_lines_in_llc = costs.aged_lines_in_llc;
   p.callback_slab_line_cached = costs.callback_slab_line_cached;
+  p.callback_lines_together = costs.callback_lines_together;
   p.freelist_lines_from_writer = costs.freelist_lines_from_writer;
   p.rcu_batch = costs.rcu_batch;
   p.softirq = costs.softirq;

@@ -26,6 +26,7 @@ struct SlubCostConfig {
   int rcu_report_ticks = 0;                  // costs.rcu.acceleration "report": report_ticks; 0: "queue"
   bool aged_lines_in_llc = false;            // costs.rcu.aged_lines "llc"
   bool callback_slab_line_cached = false;    // costs.rcu.callback_slab_line "cached"
+  bool callback_lines_together = false;      // costs.rcu.callback_line_fetch "together"
   bool freelist_lines_from_writer = false;   // costs.slub.freelist_lines "writer"
   bool gfp_nowait_refills = false;           // costs.slub.gfp_nowait "refills"
   RcuBatchLimits rcu_batch;
