@@ -160,7 +160,8 @@ struct Params {
   bool callback_slab_line_cached = false;
   // costs.rcu.callback_line_fetch "together": a per-object callback's cold lines (the rcu_head,
   // the struct slab, the free pointer's line) are fetched side by side, one line's price for
-  // all of them (Slub::callback_slab); "serial" (false): each is a full access in turn.
+  // all of them, two for an object past its slab's first page (virt_to_slab's compound_head;
+  // Slub::callback_slab); "serial" (false): each is a full access in turn.
   bool callback_lines_together = false;
   // costs.slub.freelist_lines: "writer" = a free pointer another CPU wrote last costs a walk the
   // transfer from that CPU (Slub::freelist_chase); "local" (false) = freelist_walk_per_object.
