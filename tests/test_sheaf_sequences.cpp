@@ -122,6 +122,14 @@ struct Rig {
     Time ready = slub->rcu().ready_time(cpu, slub->rcu().pending(cpu).size() - 1);
     e(cpu).spend(ready - delta - e(cpu).now());
   }
+  // Move CPU cpu's clock to its newest callback's readiness, run one tick there, and return the
+  // time the tick took (the callbacks it ran).
+  Time tick_when_ready(int cpu) {
+    until_ready(cpu);
+    const Time before = e(cpu).now();
+    tick(cpu);
+    return e(cpu).now() - before;
+  }
 
   std::uint64_t locks_of(SpinLockId id) {
     std::uint64_t n = 0;
@@ -987,10 +995,7 @@ TEST_CASE("sheaf sequences: a flush finds lines a grace period old in the LLC wh
     std::vector<void*> held;
     for (int i = 0; i < 8; ++i) held.push_back(r.alloc(0));
     for (void* o : held) r.kfree_rcu(0, o);
-    r.until_ready(0);
-    Time before = r.e(0).now();
-    r.tick(0);
-    return r.e(0).now() - before;
+    return r.tick_when_ready(0);
   };
   CHECK(flush_time(dram, 0, 1) - flush_time(0, 0, 1) == 4 * dram);             // no LLC: memory
   CHECK(flush_time(dram, 64 << 20, 1) - flush_time(0, 64 << 20, 1) == 4 * hit);  // all in the LLC
@@ -1020,11 +1025,8 @@ TEST_CASE("sheaf sequences: a run of callbacks into one slab looks its struct sl
     std::size_t next = 0;
     for (int n : per_turn) {
       for (int i = 0; i < n; ++i) r.kfree_rcu(0, held[next++]);
-      r.until_ready(0);
-      Time before = r.e(0).now();
-      r.tick(0);
+      spent += r.tick_when_ready(0);
       REQUIRE(r.slub->rcu().pending(0).empty());
-      spent += r.e(0).now() - before;
     }
     held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(next));
     r.release(held);
@@ -1064,11 +1066,9 @@ TEST_CASE("sheaf sequences: a callback's cold lines fetched together cost one li
       std::vector<void*> held;
       for (int i = 0; i < 32; ++i) held.push_back(r.alloc(0));
       for (void* p : held) r.kfree_rcu(0, p);
-      r.until_ready(0);
-      Time before = r.e(0).now();
-      r.tick(0);
+      const Time spent = r.tick_when_ready(0);
       REQUIRE(r.slub->rcu().pending(0).empty());
-      return r.e(0).now() - before;
+      return spent;
     };
     return callback_time(dram) - callback_time(0);
   };
